@@ -1,0 +1,220 @@
+// Package config loads the YAML model catalog: client keys, provider connections, gateway
+// models and their routes. ${ENV} references expand, secret references (aws-sm://, gcp-sm://)
+// resolve once through resolvers the platform supplies, and an embedded default serves
+// `make run`.
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is a loaded, validated catalog. Names of YAML keys are a contract (ARCHITECTURE.md);
+// unknown keys are allowed so one file can carry settings for other tools.
+type Config struct {
+	// Auth is "" (keys required when any are configured) or "none", an explicit opt-in to an
+	// open gateway that the cloud functions demand before they serve without keys.
+	Auth        string                 `yaml:"auth"`
+	Keys        []Key                  `yaml:"keys"`
+	Connections map[string]*Connection `yaml:"connections"`
+	Models      map[string]*Model      `yaml:"models"`
+	Limits      Limits                 `yaml:"limits"`
+	Timeouts    Timeouts               `yaml:"timeouts"`
+	Logging     Logging                `yaml:"logging"`
+
+	// Secrets lists every resolved secret value (provider keys, headers), so logs can redact them.
+	Secrets []string `yaml:"-"`
+}
+
+// Key is a gateway client key. Only its SHA-256 is kept in memory.
+type Key struct {
+	Name   string `yaml:"name"`
+	SHA256 string `yaml:"sha256"`
+	Value  string `yaml:"value"`
+	// Models limits the key to gateway models matching these globs (path.Match syntax);
+	// empty allows every model.
+	Models []string `yaml:"models"`
+	// Residency pins the key's requests to routes with this residency label.
+	Residency string `yaml:"residency"`
+
+	Hash [32]byte `yaml:"-"`
+}
+
+// Connection is one provider account or endpoint.
+type Connection struct {
+	Kind     string            `yaml:"kind"`
+	APIKey   string            `yaml:"api_key"`
+	BaseURL  string            `yaml:"base_url"`
+	Region   string            `yaml:"region"`
+	Endpoint string            `yaml:"endpoint"`
+	Project  string            `yaml:"project"`
+	Location string            `yaml:"location"`
+	Insecure bool              `yaml:"insecure"`
+	Headers  map[string]string `yaml:"headers"`
+
+	// EnabledIf turns the connection (and the routes and models that use it) on only when a
+	// condition holds; the embedded default uses it to light up providers found in the
+	// environment.
+	EnabledIf *Condition `yaml:"enabled_if"`
+	// Discover adds one gateway model per model the endpoint lists (GET {base_url}/models).
+	Discover *Discover `yaml:"discover"`
+
+	// Extra holds provider-specific keys (for example anthropic_version, bearer_token).
+	Extra map[string]any `yaml:",inline"`
+
+	Name string `yaml:"-"`
+}
+
+// ExtraString returns a provider-specific string setting.
+func (c *Connection) ExtraString(key string) string {
+	if v, ok := c.Extra[key]; ok {
+		switch t := v.(type) {
+		case string:
+			return t
+		case int, float64, bool:
+			return fmt.Sprint(t)
+		}
+	}
+	return ""
+}
+
+// Condition enables a connection when every given test passes.
+type Condition struct {
+	Env       string `yaml:"env"`       // this environment variable is set and not empty
+	Reachable string `yaml:"reachable"` // an HTTP GET of this URL answers (any status)
+}
+
+// Discover configures model discovery on an OpenAI-compatible connection.
+type Discover struct {
+	Prefix string `yaml:"prefix"` // gateway model name = Prefix + upstream id
+}
+
+// Model is a gateway model: the name clients send, its price and ceiling, and its routes.
+type Model struct {
+	Description     string    `yaml:"description"`
+	Price           *Price    `yaml:"price"`
+	MaxOutputTokens int       `yaml:"max_output_tokens"`
+	Routing         Routing   `yaml:"routing"`
+	Routes          []Route   `yaml:"routes"`
+	Timeouts        *Timeouts `yaml:"timeouts"`
+
+	Name string `yaml:"-"`
+}
+
+// Priced reports whether requests to the model are charged, which makes the client's output
+// maximum mandatory.
+func (m *Model) Priced() bool { return m.Price != nil }
+
+// Price is USD per million tokens.
+type Price struct {
+	InputPerMTok       float64  `yaml:"input_per_mtok"`
+	OutputPerMTok      float64  `yaml:"output_per_mtok"`
+	CachedInputPerMTok *float64 `yaml:"cached_input_per_mtok"` // default: the input price
+}
+
+// Routing policies.
+const (
+	PolicyOrdered  = "ordered"
+	PolicyWeighted = "weighted"
+)
+
+// Routing chooses the order of a model's routes and how many may be tried.
+type Routing struct {
+	Policy      string `yaml:"policy"`
+	MaxAttempts int    `yaml:"max_attempts"`
+}
+
+// Route sends a gateway model to one upstream model on one connection.
+type Route struct {
+	Connection string `yaml:"connection"`
+	Model      string `yaml:"model"`
+	Residency  string `yaml:"residency"`
+	Weight     int    `yaml:"weight"`
+	// API forces a provider sub-API where a connection serves several (Vertex: gemini,
+	// claude, maas).
+	API string `yaml:"api"`
+}
+
+// ID names the route in logs and in route state: connection/upstream-model.
+func (r *Route) ID() string { return r.Connection + "/" + r.Model }
+
+// Limits bound what a request may carry and how much one instance takes on.
+type Limits struct {
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	MaxMessages  int   `yaml:"max_messages"`
+	MaxTools     int   `yaml:"max_tools"`
+	// MaxInFlight caps concurrent requests per instance (429 beyond it); 0 means the default.
+	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// Timeouts for upstream calls; zero fields take defaults (see Defaults).
+type Timeouts struct {
+	Connect Duration `yaml:"connect"`
+	// FirstByte bounds the wait for a streamed answer's first content; past it the attempt
+	// fails over.
+	FirstByte Duration `yaml:"first_byte"`
+	// Idle bounds the gap between two streamed events once output has begun.
+	Idle Duration `yaml:"idle"`
+	// Total bounds one attempt from start to end.
+	Total Duration `yaml:"total"`
+}
+
+// Default limits and timeouts.
+const (
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxInFlight  = 1000
+	DefaultConnect      = 5 * time.Second
+	DefaultFirstByte    = 60 * time.Second
+	DefaultIdle         = 60 * time.Second
+	DefaultTotal        = 10 * time.Minute
+)
+
+// Merge returns t with zero fields taken from base.
+func (t Timeouts) Merge(base Timeouts) Timeouts {
+	if t.Connect == 0 {
+		t.Connect = base.Connect
+	}
+	if t.FirstByte == 0 {
+		t.FirstByte = base.FirstByte
+	}
+	if t.Idle == 0 {
+		t.Idle = base.Idle
+	}
+	if t.Total == 0 {
+		t.Total = base.Total
+	}
+	return t
+}
+
+// Logging selects the log flavour.
+type Logging struct {
+	// Format is "cloudwatch" (level/msg keys), "cloudlogging" (severity/message keys) or ""
+	// to pick by environment (K_SERVICE set: cloudlogging).
+	Format string `yaml:"format"`
+}
+
+// Duration is a time.Duration written as "30s" or a number of seconds.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML accepts Go duration strings and plain seconds.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: a duration must be a string such as \"30s\"", n.Line)
+	}
+	if secs, err := strconv.ParseFloat(n.Value, 64); err == nil {
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: invalid duration %q", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}

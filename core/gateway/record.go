@@ -1,0 +1,216 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// Attempt outcomes.
+const (
+	OutcomeOK           = "ok"
+	OutcomeFailover     = "failover"      // failed before output; the next route was tried
+	OutcomeError        = "error"         // failed; the client got the error
+	OutcomeClientClosed = "client_closed" // the client left; the upstream call was cancelled
+)
+
+// Log messages. Remediation rules and log filters match MsgProviderError: keep it.
+const (
+	MsgAttempt       = "attempt"
+	MsgProviderError = "provider_error"
+	MsgRequest       = "request"
+)
+
+// AttemptRecord is one attempt on one route: what the attempt log line holds and what
+// OnAttempt receives.
+type AttemptRecord struct {
+	Time          time.Time
+	RequestID     string
+	Endpoint      string // chat | completions
+	Model         string // gateway model
+	Route         string // connection/upstream-model
+	Connection    string
+	Provider      string // connection kind
+	UpstreamModel string
+	Residency     string
+	Attempt       int // 1-based
+	Stream        bool
+	Outcome       string
+	Status        int // upstream HTTP status, 0 when none
+	ErrorClass    string
+	ErrorCode     string
+	ErrorMessage  string
+	Usage         openai.Usage
+	CostUSD       *float64
+	Latency       time.Duration
+	TTFT          time.Duration // streams: time to the first content, 0 when none
+	Labels        []slog.Attr
+}
+
+// Failed reports whether the attempt was a provider failure.
+func (a *AttemptRecord) Failed() bool { return a.ErrorClass != "" }
+
+func (g *Gateway) newAttempt(rc *requestCtx, rt *route, n int) *AttemptRecord {
+	return &AttemptRecord{
+		Time:          g.now(),
+		RequestID:     rc.id,
+		Endpoint:      rc.endpoint,
+		Model:         rc.model,
+		Route:         rt.id,
+		Connection:    rt.conn,
+		Provider:      rt.kind,
+		UpstreamModel: rt.target.Model,
+		Residency:     rt.residency,
+		Attempt:       n + 1,
+		Stream:        rc.stream,
+		Labels:        rc.labels,
+	}
+}
+
+func (a *AttemptRecord) setError(pe *providers.Error) {
+	a.Status = pe.Status
+	a.ErrorClass = string(pe.Class)
+	a.ErrorCode = pe.Code
+	a.ErrorMessage = pe.Message
+}
+
+// setUsage records the attempt's usage and its cost; each attempt is charged on its own.
+func (a *AttemptRecord) setUsage(u *openai.Usage, price *config.Price, rc *requestCtx) {
+	if u == nil || !u.Reported() {
+		return
+	}
+	a.Usage = *u
+	rc.usage.Merge(u)
+	if c, ok := cost(price, u); ok {
+		a.CostUSD = &c
+		rc.costUSD += c
+		rc.costSet = true
+	}
+}
+
+// cost is USD for the attempt's usage; cached prompt tokens take the cached price when the
+// model has one. Without both prompt and completion counts there is no honest cost.
+func cost(p *config.Price, u *openai.Usage) (float64, bool) {
+	if p == nil || u.PromptTokens == nil || u.CompletionTokens == nil {
+		return 0, false
+	}
+	prompt := float64(*u.PromptTokens)
+	cachedPrice := p.InputPerMTok
+	if p.CachedInputPerMTok != nil {
+		cachedPrice = *p.CachedInputPerMTok
+	}
+	var cached float64
+	if c := u.Cached(); c != nil {
+		cached = math.Min(float64(*c), prompt)
+	}
+	usd := ((prompt-cached)*p.InputPerMTok + cached*cachedPrice + float64(*u.CompletionTokens)*p.OutputPerMTok) / 1e6
+	return usd, true
+}
+
+func (g *Gateway) logAttempt(a *AttemptRecord) {
+	attrs := make([]slog.Attr, 0, 24)
+	attrs = append(attrs,
+		slog.String("request_id", a.RequestID),
+		slog.String("endpoint", a.Endpoint),
+		slog.String("model", a.Model),
+		slog.String("route", a.Route),
+		slog.String("connection", a.Connection),
+		slog.String("provider", a.Provider),
+		slog.String("upstream_model", a.UpstreamModel),
+		slog.String("residency", a.Residency),
+		slog.Int("attempt", a.Attempt),
+		slog.Bool("stream", a.Stream),
+		slog.String("outcome", a.Outcome),
+		slog.Float64("latency_ms", ms(a.Latency)),
+	)
+	if a.Status != 0 {
+		attrs = append(attrs, slog.Int("status", a.Status))
+	}
+	if a.TTFT > 0 {
+		attrs = append(attrs, slog.Float64("ttft_ms", ms(a.TTFT)))
+	}
+	if a.ErrorClass != "" {
+		attrs = append(attrs, slog.String("error_class", a.ErrorClass), slog.String("error_code", a.ErrorCode), slog.String("error_message", a.ErrorMessage))
+	}
+	if a.Usage.Reported() {
+		attrs = append(attrs, slog.Any("usage", usageAttrs(&a.Usage)))
+	}
+	if a.CostUSD != nil {
+		attrs = append(attrs, slog.Float64("cost_usd", *a.CostUSD))
+	}
+	if len(a.Labels) > 0 {
+		attrs = append(attrs, slog.Attr{Key: "labels", Value: slog.GroupValue(a.Labels...)})
+	}
+	level, msg := slog.LevelInfo, MsgAttempt
+	if a.Failed() {
+		level, msg = slog.LevelError, MsgProviderError
+	}
+	g.log.LogAttrs(context.Background(), level, msg, attrs...)
+	if g.onAttempt != nil {
+		g.onAttempt(a)
+	}
+}
+
+// usageAttrs renders only the reported counts.
+func usageAttrs(u *openai.Usage) slog.Value {
+	var as []slog.Attr
+	if u.PromptTokens != nil {
+		as = append(as, slog.Int("prompt_tokens", *u.PromptTokens))
+	}
+	if u.CompletionTokens != nil {
+		as = append(as, slog.Int("completion_tokens", *u.CompletionTokens))
+	}
+	if u.TotalTokens != nil {
+		as = append(as, slog.Int("total_tokens", *u.TotalTokens))
+	}
+	if c := u.Cached(); c != nil {
+		as = append(as, slog.Int("cached_tokens", *c))
+	}
+	return slog.GroupValue(as...)
+}
+
+// logRequest writes the one summary line per request.
+func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *openai.Error) {
+	now := time.Now()
+	attrs := make([]slog.Attr, 0, 16)
+	attrs = append(attrs,
+		slog.String("request_id", rc.id),
+		slog.String("endpoint", rc.endpoint),
+		slog.String("model", rc.model),
+		slog.Bool("stream", rc.stream),
+		slog.Int("status", status),
+		slog.Int("attempts", rc.attempts),
+		slog.Float64("latency_ms", ms(now.Sub(rc.start))),
+		slog.Float64("overhead_ms", ms(rc.overhead(now))),
+	)
+	if route != "" {
+		attrs = append(attrs, slog.String("route", route))
+	}
+	if oe != nil {
+		attrs = append(attrs, slog.String("error_code", oe.Code), slog.String("error_message", oe.Message))
+		if oe.Param != "" {
+			attrs = append(attrs, slog.String("error_param", oe.Param))
+		}
+	}
+	if rc.usage.Reported() {
+		attrs = append(attrs, slog.Any("usage", usageAttrs(&rc.usage)))
+	}
+	if rc.costSet {
+		attrs = append(attrs, slog.Float64("cost_usd", rc.costUSD))
+	}
+	if len(rc.skipped) > 0 {
+		attrs = append(attrs, slog.String("skipped", strings.Join(rc.skipped, "; ")))
+	}
+	if len(rc.labels) > 0 {
+		attrs = append(attrs, slog.Attr{Key: "labels", Value: slog.GroupValue(rc.labels...)})
+	}
+	g.log.LogAttrs(context.Background(), slog.LevelInfo, MsgRequest, attrs...)
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }

@@ -1,0 +1,104 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// errTotalTimeout cancels an attempt that exceeded the total time limit.
+var errTotalTimeout = &providers.Error{Class: providers.Timeout, Message: "the attempt exceeded the total timeout"}
+
+// Response headers naming what served the request.
+const (
+	HeaderRoute    = "X-Fngate-Route"
+	HeaderAttempts = "X-Fngate-Attempts"
+	HeaderOverhead = "X-Fngate-Overhead-Ms"
+)
+
+// statusClientClosed is logged when the client leaves (nginx's convention).
+const statusClientClosed = 499
+
+func (g *Gateway) run(w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call) {
+	routes, oe := g.plan(m, c, rc)
+	if oe != nil {
+		g.refuse(w, rc, oe)
+		return
+	}
+	if c.streaming() {
+		g.runStream(w, r, rc, m, c, routes)
+		return
+	}
+	g.runOnce(w, r, rc, m, c, routes)
+}
+
+// refuse answers a request the gateway turns down before any attempt.
+func (g *Gateway) refuse(w http.ResponseWriter, rc *requestCtx, oe *openai.Error) {
+	oe.Write(w)
+	g.logRequest(rc, oe.Status, "", oe)
+}
+
+// runOnce serves a non-streaming request, failing over while the failure allows and
+// attempts remain.
+func (g *Gateway) runOnce(w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call, routes []*route) {
+	for i, rt := range routes {
+		ctx, cancel := context.WithTimeoutCause(r.Context(), m.timeouts.Total.D(), errTotalTimeout)
+		t0 := time.Now()
+		comp, err := c.once(ctx, rt)
+		took := time.Since(t0)
+		rc.upstream += took
+		rc.attempts++
+		a := g.newAttempt(rc, rt, i)
+		a.Latency = took
+		if err == nil {
+			cancel()
+			a.Outcome = OutcomeOK
+			a.setUsage(&comp.Usage, m.cfg.Price, rc)
+			g.logAttempt(a)
+			g.writeCompletion(w, rc, rt, c, comp)
+			return
+		}
+		pe := providers.AsError(ctx, err, rt.provider.Name())
+		cancel()
+		if clientGone(r.Context()) {
+			a.Outcome = OutcomeClientClosed
+			g.logAttempt(a)
+			g.logRequest(rc, statusClientClosed, rt.id, nil)
+			return
+		}
+		a.setError(pe)
+		more := pe.Failover() && i+1 < len(routes)
+		a.Outcome = OutcomeError
+		if more {
+			a.Outcome = OutcomeFailover
+		}
+		g.logAttempt(a)
+		if !more {
+			oe := pe.ClientError()
+			g.setRouteHeaders(w, rc, rt)
+			oe.Write(w)
+			g.logRequest(rc, oe.Status, rt.id, oe)
+			return
+		}
+	}
+}
+
+func (g *Gateway) writeCompletion(w http.ResponseWriter, rc *requestCtx, rt *route, c call, comp *openai.Completion) {
+	comp.Usage.WithTotal()
+	body := c.appendCompletion(make([]byte, 0, 512), c.idPrefix()+randomID(24), g.now().Unix(), rc.model, comp)
+	body = append(body, '\n')
+	g.setRouteHeaders(w, rc, rt)
+	writeJSON(w, http.StatusOK, body)
+	g.logRequest(rc, http.StatusOK, rt.id, nil)
+}
+
+func (g *Gateway) setRouteHeaders(w http.ResponseWriter, rc *requestCtx, rt *route) {
+	h := w.Header()
+	h.Set(HeaderRoute, rt.id)
+	h.Set(HeaderAttempts, strconv.Itoa(rc.attempts))
+	h.Set(HeaderOverhead, strconv.FormatFloat(ms(rc.overhead(time.Now())), 'f', 3, 64))
+}

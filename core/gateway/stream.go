@@ -1,0 +1,207 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// errNoContent is a stream that ended properly but said nothing at all.
+var errNoContent = &providers.Error{Class: providers.StreamBroken, Message: "the stream ended before any content"}
+
+// runStream serves a streaming request. Each attempt is read until its first visible delta
+// (role preambles, pings and usage-only events are held back); until then a failure moves to
+// the next route and the client has seen nothing. The first visible delta commits the stream:
+// the 200 and the SSE headers go out, and from then on a failure ends the stream with an
+// error event and no [DONE].
+func (g *Gateway) runStream(w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call, routes []*route) {
+	for i, rt := range routes {
+		rc.attempts++
+		a := g.newAttempt(rc, rt, i)
+		ctx, cancel := context.WithCancelCause(r.Context())
+		total := time.AfterFunc(m.timeouts.Total.D(), func() { cancel(errTotalTimeout) })
+		firstByte := time.AfterFunc(m.timeouts.FirstByte.D(), func() { cancel(providers.ErrFirstByteTimeout) })
+
+		t0 := time.Now()
+		var usage openai.Usage
+		var first openai.Delta
+		st, err := c.open(ctx, rt)
+		for err == nil {
+			var d openai.Delta
+			if d, err = st.Next(); err != nil {
+				if err == io.EOF {
+					err = errNoContent
+				}
+				break
+			}
+			usage.Merge(d.Usage)
+			if d.Visible() {
+				first = d
+				break
+			}
+		}
+		firstByte.Stop()
+		waited := time.Since(t0)
+		rc.upstream += waited
+
+		if err == nil {
+			a.TTFT = waited
+			g.streamCommitted(ctx, cancel, total, w, r, rc, m, c, rt, a, st, &first, &usage)
+			return
+		}
+
+		total.Stop()
+		if st != nil {
+			st.Close()
+		}
+		pe := providers.AsError(ctx, err, rt.provider.Name())
+		cancel(nil)
+		a.Latency = waited
+		a.setUsage(&usage, m.cfg.Price, rc)
+		if clientGone(r.Context()) {
+			a.Outcome = OutcomeClientClosed
+			g.logAttempt(a)
+			g.logRequest(rc, statusClientClosed, rt.id, nil)
+			return
+		}
+		a.setError(pe)
+		more := pe.Failover() && i+1 < len(routes)
+		a.Outcome = OutcomeError
+		if more {
+			a.Outcome = OutcomeFailover
+		}
+		g.logAttempt(a)
+		if !more {
+			oe := pe.ClientError()
+			g.setRouteHeaders(w, rc, rt)
+			oe.Write(w)
+			g.logRequest(rc, oe.Status, rt.id, oe)
+			return
+		}
+	}
+}
+
+// streamCommitted sends the stream of a committed attempt to its end.
+func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCauseFunc, total *time.Timer,
+	w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call, rt *route, a *AttemptRecord,
+	st providers.Stream, first *openai.Delta, usage *openai.Usage) {
+	defer total.Stop()
+	defer cancel(nil)
+	defer st.Close()
+	committed := time.Now()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	g.setRouteHeaders(w, rc, rt)
+	w.sse = true
+	w.WriteHeader(http.StatusOK)
+
+	sw := newSSEWriter(w, c.chunkEncoder(c.idPrefix()+randomID(24), g.now().Unix(), rc.model))
+	werr := sw.delta(first, true)
+
+	idleAfter := m.timeouts.Idle.D()
+	idle := time.AfterFunc(idleAfter, func() { cancel(providers.ErrIdleTimeout) })
+	idle.Stop()
+	defer idle.Stop()
+
+	var failed *providers.Error
+	for werr == nil {
+		// The idle clock runs only while waiting on the upstream, so a slow client is never
+		// blamed on the provider.
+		idle.Reset(idleAfter)
+		tn := time.Now()
+		d, err := st.Next()
+		rc.upstream += time.Since(tn)
+		idle.Stop()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			failed = providers.AsError(ctx, err, rt.provider.Name())
+			break
+		}
+		usage.Merge(d.Usage)
+		if d.Visible() {
+			werr = sw.delta(&d, false)
+		}
+	}
+	a.Latency = a.TTFT + time.Since(committed)
+	a.setUsage(usage, m.cfg.Price, rc)
+
+	switch {
+	case werr != nil || clientGone(r.Context()):
+		a.Outcome = OutcomeClientClosed
+		g.logAttempt(a)
+		g.logRequest(rc, statusClientClosed, rt.id, nil)
+	case failed != nil:
+		oe := failed.ClientError()
+		sw.fail(oe)
+		a.setError(failed)
+		a.Outcome = OutcomeError
+		g.logAttempt(a)
+		g.logRequest(rc, http.StatusOK, rt.id, oe)
+	default:
+		if c.includeUsage() && usage.Reported() {
+			werr = sw.usage(usage.WithTotal())
+		}
+		if werr == nil {
+			werr = sw.done()
+		}
+		a.Outcome = OutcomeOK
+		if werr != nil {
+			a.Outcome = OutcomeClientClosed
+		}
+		g.logAttempt(a)
+		g.logRequest(rc, http.StatusOK, rt.id, nil)
+	}
+}
+
+// sseWriter writes and flushes one event at a time: neither the gateway nor the platform
+// holds tokens back.
+type sseWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	enc *openai.ChunkEncoder
+	buf []byte
+}
+
+func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w), enc: enc, buf: make([]byte, 0, 512)}
+}
+
+func (s *sseWriter) delta(d *openai.Delta, first bool) error {
+	s.buf = s.enc.AppendDelta(s.buf[:0], d, first)
+	return s.send()
+}
+
+func (s *sseWriter) usage(u *openai.Usage) error {
+	s.buf = s.enc.AppendUsage(s.buf[:0], u)
+	return s.send()
+}
+
+func (s *sseWriter) done() error {
+	s.buf = append(s.buf[:0], openai.Done...)
+	return s.send()
+}
+
+func (s *sseWriter) fail(e *openai.Error) {
+	s.buf = openai.AppendErrorEvent(s.buf[:0], e)
+	_ = s.send()
+}
+
+func (s *sseWriter) send() error {
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err
+	}
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}

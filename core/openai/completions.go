@@ -1,0 +1,45 @@
+package openai
+
+// CompletionRequest is the subset of the legacy POST /v1/completions the gateway serves: one
+// string prompt and one choice. In this API max_tokens is the current name, not a legacy one.
+type CompletionRequest struct {
+	Model         string         `json:"model"`
+	Prompt        *string        `json:"prompt"`
+	MaxTokens     *int           `json:"max_tokens"`
+	Temperature   *float64       `json:"temperature"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *StreamOptions `json:"stream_options"`
+	N             *int           `json:"n"`
+	User          string         `json:"user"`
+}
+
+// IncludeUsage reports whether the client asked for the final usage chunk.
+func (r *CompletionRequest) IncludeUsage() bool {
+	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
+}
+
+// DecodeCompletion decodes and validates a legacy completion request body.
+func DecodeCompletion(body []byte) (*CompletionRequest, *Error) {
+	req := new(CompletionRequest)
+	if e := decodeStrict(body, req); e != nil {
+		if e.Param == "prompt" {
+			e = Unsupported("prompt", "prompt must be a single string: prompt arrays and token arrays are not supported")
+		}
+		return nil, e
+	}
+	switch {
+	case req.Model == "":
+		return nil, BadRequest("model", "you must provide a model parameter")
+	case req.Prompt == nil:
+		return nil, BadRequest("prompt", "prompt is required")
+	case req.MaxTokens != nil && *req.MaxTokens < 1:
+		return nil, BadRequest("max_tokens", "max_tokens must be at least 1")
+	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2):
+		return nil, BadRequest("temperature", "temperature must be between 0 and 2")
+	case req.N != nil && *req.N != 1:
+		return nil, Unsupported("n", "n must be 1: the gateway returns exactly one choice")
+	case req.StreamOptions != nil && !req.Stream:
+		return nil, BadRequest("stream_options", "stream_options is only allowed when stream is true")
+	}
+	return req, nil
+}

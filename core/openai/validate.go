@@ -1,0 +1,262 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Limits bounds what one request may carry. Zero fields take the defaults below.
+type Limits struct {
+	MaxMessages      int // messages per request
+	MaxTools         int // tool definitions per request
+	MaxToolCalls     int // tool calls per assistant message
+	MaxMetadataPairs int
+}
+
+// Defaults, documented in README.md. OpenAI allows up to 128 tools and 16 metadata pairs.
+const (
+	DefaultMaxMessages      = 2048
+	DefaultMaxTools         = 128
+	DefaultMaxToolCalls     = 128
+	DefaultMaxMetadataPairs = 16
+	maxMetadataKeyLen       = 64
+	maxMetadataValueLen     = 512
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxMessages <= 0 {
+		l.MaxMessages = DefaultMaxMessages
+	}
+	if l.MaxTools <= 0 {
+		l.MaxTools = DefaultMaxTools
+	}
+	if l.MaxToolCalls <= 0 {
+		l.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if l.MaxMetadataPairs <= 0 {
+		l.MaxMetadataPairs = DefaultMaxMetadataPairs
+	}
+	return l
+}
+
+// DecodeChat decodes and validates a chat completion request body. Model-specific rules (the
+// token ceiling, price-driven requirements, provider limits) are checked later, once the model
+// and its routes are known.
+func DecodeChat(body []byte, lim Limits) (*ChatRequest, *Error) {
+	req := new(ChatRequest)
+	if e := decodeStrict(body, req); e != nil {
+		return nil, e
+	}
+	if e := req.validate(lim.withDefaults()); e != nil {
+		return nil, e
+	}
+	return req, nil
+}
+
+func (r *ChatRequest) validate(lim Limits) *Error {
+	if r.Model == "" {
+		return BadRequest("model", "you must provide a model parameter")
+	}
+	if len(r.Messages) == 0 {
+		return BadRequest("messages", "messages is required and must hold at least one message")
+	}
+	if len(r.Messages) > lim.MaxMessages {
+		return BadRequest("messages", "too many messages: "+strconv.Itoa(len(r.Messages))+" (limit "+strconv.Itoa(lim.MaxMessages)+")")
+	}
+	if e := validateMessages(r.Messages, lim); e != nil {
+		return e
+	}
+	if r.MaxCompletionTokens != nil && *r.MaxCompletionTokens < 1 {
+		return BadRequest("max_completion_tokens", "max_completion_tokens must be at least 1")
+	}
+	if r.Temperature != nil && (math.IsNaN(*r.Temperature) || *r.Temperature < 0 || *r.Temperature > 2) {
+		return BadRequest("temperature", "temperature must be between 0 and 2")
+	}
+	if r.N != nil && *r.N != 1 {
+		return Unsupported("n", "n must be 1: the gateway returns exactly one choice")
+	}
+	if r.StreamOptions != nil && !r.Stream {
+		return BadRequest("stream_options", "stream_options is only allowed when stream is true")
+	}
+	if e := validateTools(r.Tools, r.ToolChoice, lim); e != nil {
+		return e
+	}
+	return validateMetadata(r.Metadata, lim)
+}
+
+func validateMessages(msgs []Message, lim Limits) *Error {
+	// Tool results must answer a call of the assistant turn just before them; providers such as
+	// Anthropic and Bedrock reject orphans, so refusing here gives the same answer on every route.
+	pending := map[string]bool{}
+	pendingFrom := 0
+	for i := range msgs {
+		m := &msgs[i]
+		p := "messages[" + strconv.Itoa(i) + "]"
+		if m.Role != RoleTool && len(pending) > 0 {
+			return unansweredToolCall(pendingFrom, pending)
+		}
+		if e := validateEchoedFields(m, p); e != nil {
+			return e
+		}
+		if m.Role != RoleAssistant && len(m.ToolCalls) > 0 {
+			return BadRequest(p+".tool_calls", p+".tool_calls is only allowed on assistant messages")
+		}
+		if m.Role != RoleTool && m.ToolCallID != "" {
+			return BadRequest(p+".tool_call_id", p+".tool_call_id is only allowed on tool messages")
+		}
+		switch m.Role {
+		case RoleSystem, RoleDeveloper, RoleUser:
+			if m.Content == nil {
+				return BadRequest(p+".content", p+".content is required for role "+m.Role)
+			}
+		case RoleAssistant:
+			if m.Content == nil && len(m.ToolCalls) == 0 {
+				return BadRequest(p+".content", p+".content is required unless tool_calls is given")
+			}
+			if len(m.ToolCalls) > lim.MaxToolCalls {
+				return BadRequest(p+".tool_calls", "too many tool calls in "+p)
+			}
+			pendingFrom = i
+			for j := range m.ToolCalls {
+				tc := &m.ToolCalls[j]
+				tp := p + ".tool_calls[" + strconv.Itoa(j) + "]"
+				if tc.ID == "" {
+					return BadRequest(tp+".id", tp+".id is required")
+				}
+				if tc.Type != "function" {
+					return Unsupported(tp+".type", tp+".type must be \"function\"")
+				}
+				if tc.Function.Name == "" {
+					return BadRequest(tp+".function.name", tp+".function.name is required")
+				}
+				if pending[tc.ID] {
+					return BadRequest(tp+".id", "duplicate tool call id "+quote(tc.ID)+" in "+p)
+				}
+				pending[tc.ID] = true
+			}
+		case RoleTool:
+			if m.ToolCallID == "" {
+				return BadRequest(p+".tool_call_id", p+".tool_call_id is required for role tool")
+			}
+			if m.Content == nil {
+				return BadRequest(p+".content", p+".content is required for role tool")
+			}
+			if !pending[m.ToolCallID] {
+				return BadRequest(p+".tool_call_id", p+" answers tool call "+quote(m.ToolCallID)+", which the preceding assistant message did not make")
+			}
+			delete(pending, m.ToolCallID)
+		case "":
+			return BadRequest(p+".role", p+".role is required")
+		case "function":
+			return Unsupported(p+".role", "the function role is deprecated and not supported: use tool")
+		default:
+			return BadRequest(p+".role", p+".role must be one of system, developer, user, assistant or tool, got "+quote(m.Role))
+		}
+	}
+	if len(pending) > 0 {
+		return unansweredToolCall(pendingFrom, pending)
+	}
+	return nil
+}
+
+func unansweredToolCall(from int, pending map[string]bool) *Error {
+	ids := make([]string, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	p := "messages[" + strconv.Itoa(from) + "]"
+	return BadRequest(p+".tool_calls", "an assistant message with tool_calls must be followed by tool messages answering each call; "+p+" has no result for "+quote(ids[0]))
+}
+
+// validateEchoedFields accepts the response-only fields an SDK puts back into the history
+// (refusal, annotations, audio, function_call) only when they carry nothing.
+func validateEchoedFields(m *Message, p string) *Error {
+	check := func(name string, raw json.RawMessage) *Error {
+		if len(raw) == 0 {
+			return nil
+		}
+		switch string(bytes.TrimSpace(raw)) {
+		case "null", `""`, "[]":
+			if m.Role == RoleAssistant {
+				return nil
+			}
+		}
+		return Unsupported(p+"."+name, p+"."+name+" is not supported by this gateway")
+	}
+	for _, f := range [...]struct {
+		name string
+		raw  json.RawMessage
+	}{{"refusal", m.Refusal}, {"annotations", m.Annotations}, {"audio", m.Audio}, {"function_call", m.FunctionCall}} {
+		if e := check(f.name, f.raw); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func validateTools(tools []Tool, choice *ToolChoice, lim Limits) *Error {
+	if len(tools) > lim.MaxTools {
+		return BadRequest("tools", "too many tools: "+strconv.Itoa(len(tools))+" (limit "+strconv.Itoa(lim.MaxTools)+")")
+	}
+	names := make(map[string]bool, len(tools))
+	for i := range tools {
+		t := &tools[i]
+		p := "tools[" + strconv.Itoa(i) + "]"
+		if t.Type != "function" {
+			return Unsupported(p+".type", "only function tools are supported: "+p+".type must be \"function\"")
+		}
+		if !validFunctionName(t.Function.Name) {
+			return BadRequest(p+".function.name", p+".function.name must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash")
+		}
+		if names[t.Function.Name] {
+			return BadRequest(p+".function.name", "duplicate tool name "+quote(t.Function.Name))
+		}
+		names[t.Function.Name] = true
+		if ps := bytes.TrimSpace(t.Function.Parameters); len(ps) > 0 && ps[0] != '{' && string(ps) != "null" {
+			return BadRequest(p+".function.parameters", p+".function.parameters must be a JSON Schema object")
+		}
+	}
+	if choice == nil {
+		return nil
+	}
+	if len(tools) == 0 && choice.Mode != ToolChoiceNone {
+		return BadRequest("tool_choice", "tool_choice is only allowed when tools are specified")
+	}
+	if choice.Mode == ToolChoiceFunction && !names[choice.Function] {
+		return BadRequest("tool_choice.function.name", "tool_choice names "+quote(choice.Function)+", which is not in tools")
+	}
+	return nil
+}
+
+func validFunctionName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validateMetadata(md map[string]string, lim Limits) *Error {
+	if len(md) > lim.MaxMetadataPairs {
+		return BadRequest("metadata", "metadata holds at most "+strconv.Itoa(lim.MaxMetadataPairs)+" key-value pairs")
+	}
+	for k, v := range md {
+		if utf8.RuneCountInString(k) > maxMetadataKeyLen {
+			return BadRequest("metadata", "metadata keys are at most 64 characters: "+quote(k))
+		}
+		if utf8.RuneCountInString(v) > maxMetadataValueLen {
+			return BadRequest("metadata."+k, "metadata values are at most 512 characters")
+		}
+	}
+	return nil
+}

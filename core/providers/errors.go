@@ -1,0 +1,155 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/fngate/fngate/core/openai"
+)
+
+// Class is the kind of an upstream failure. It decides failover, the client's status and what
+// the remediation handlers do. The names are logged and matched by event rules: keep them.
+type Class string
+
+const (
+	RateLimited  Class = "rate_limited" // 429: busy, keep Retry-After
+	Overloaded   Class = "overloaded"   // Anthropic 529 and the like: busy
+	Unavailable  Class = "unavailable"  // 5xx, connection refused or reset
+	Timeout      Class = "timeout"      // no first byte in time, 408, 504
+	Auth         Class = "auth"         // our provider credentials were refused
+	NotFound     Class = "not_found"    // the provider does not know the model
+	Unsupported  Class = "unsupported"  // the provider cannot serve this operation
+	BadRequest   Class = "bad_request"  // the provider rejected the request itself
+	StreamBroken Class = "stream_broken"
+)
+
+// Error is an upstream failure, classified.
+type Error struct {
+	Class      Class
+	Status     int    // upstream HTTP status; 0 when none arrived
+	Code       string // upstream error code or type, when it gave one
+	Message    string // upstream message (or ours when it gave none)
+	Param      string // the upstream's param for a bad_request, when it named one
+	RetryAfter string // upstream Retry-After
+	Provider   string // display name, for messages
+	Err        error  // cause, for connection-level failures
+}
+
+func (e *Error) Error() string {
+	s := string(e.Class)
+	if e.Status != 0 {
+		s += " (" + strconv.Itoa(e.Status) + ")"
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Failover reports whether another route should be tried (when nothing reached the client
+// yet). A provider 400 is the client's mistake and would fail the same way elsewhere.
+func (e *Error) Failover() bool {
+	return e.Class != BadRequest
+}
+
+// ClientError maps the failure to what the client receives: upstream failures never look like
+// the client's fault (no 4xx but 429 and a genuine 400), and the status drives SDK retries.
+func (e *Error) ClientError() *openai.Error {
+	prov := e.Provider
+	if prov == "" {
+		prov = "the provider"
+	}
+	switch e.Class {
+	case BadRequest:
+		msg := e.Message
+		if msg == "" {
+			msg = "the request was rejected"
+		}
+		return &openai.Error{Status: http.StatusBadRequest, Type: openai.TypeInvalidRequest, Param: e.Param,
+			Code: "upstream_bad_request", Message: prov + " rejected the request: " + msg}
+	case RateLimited:
+		return &openai.Error{Status: http.StatusTooManyRequests, Type: openai.TypeRateLimit, Code: "rate_limit_exceeded",
+			RetryAfter: e.RetryAfter, Message: prov + " is rate limiting requests; retry later"}
+	case Overloaded:
+		return &openai.Error{Status: http.StatusServiceUnavailable, Type: openai.TypeServiceUnavailable, Code: "upstream_overloaded",
+			RetryAfter: e.RetryAfter, Message: prov + " is overloaded; retry later"}
+	case Timeout:
+		return &openai.Error{Status: http.StatusGatewayTimeout, Type: openai.TypeTimeout, Code: "upstream_timeout",
+			Message: prov + " did not answer in time"}
+	case Auth:
+		// The gateway's own provider credentials failed: not the client's key, so not a 401.
+		return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_auth_failed", NoRetry: true,
+			Message: prov + " refused the gateway's credentials for this route"}
+	case NotFound:
+		return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_model_not_found", NoRetry: true,
+			Message: prov + " does not know the model this route names"}
+	case Unsupported:
+		return &openai.Error{Status: http.StatusNotImplemented, Type: openai.TypeInvalidRequest, Code: "unsupported_endpoint", NoRetry: true,
+			Message: prov + " does not support this operation: " + e.Message}
+	case StreamBroken:
+		return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_stream_broken",
+			Message: prov + " broke off the answer: " + e.Message}
+	}
+	if e.Status == http.StatusServiceUnavailable {
+		return &openai.Error{Status: http.StatusServiceUnavailable, Type: openai.TypeServiceUnavailable, Code: "upstream_unavailable",
+			RetryAfter: e.RetryAfter, Message: prov + " is unavailable; retry later"}
+	}
+	return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_error",
+		Message: prov + " failed to answer"}
+}
+
+// ClassifyStatus maps an upstream HTTP status to a failure class.
+func ClassifyStatus(status int) Class {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return RateLimited
+	case status == 529:
+		return Overloaded
+	case status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusPaymentRequired:
+		return Auth
+	case status == http.StatusNotFound:
+		return NotFound
+	case status == http.StatusRequestTimeout, status == http.StatusGatewayTimeout:
+		return Timeout
+	case status == http.StatusNotImplemented:
+		return Unsupported
+	case status >= 500:
+		return Unavailable
+	case status >= 400:
+		return BadRequest
+	}
+	return Unavailable
+}
+
+// AsError converts any error from a provider call into an *Error. Context cancellation by the
+// gateway's own timers arrives here as the cause of ctx.
+func AsError(ctx context.Context, err error, provider string) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		if pe.Provider == "" {
+			pe.Provider = provider
+		}
+		return pe
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		if errors.As(cause, &pe) {
+			c := *pe // the causes are shared sentinels
+			c.Provider, c.Err = provider, err
+			return &c
+		}
+		if errors.Is(cause, context.DeadlineExceeded) {
+			return &Error{Class: Timeout, Message: "the attempt exceeded its time limit", Provider: provider, Err: err}
+		}
+	}
+	return &Error{Class: Unavailable, Message: "connection failed: " + err.Error(), Provider: provider, Err: err}
+}
+
+// ErrFirstByteTimeout and ErrIdleTimeout are the causes the gateway cancels attempts with.
+var (
+	ErrFirstByteTimeout = &Error{Class: Timeout, Message: "no output before the first-byte timeout"}
+	ErrIdleTimeout      = &Error{Class: Timeout, Message: "the stream stalled past the idle timeout"}
+)

@@ -1,0 +1,154 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// NewHTTPClient returns the client shared by HTTP providers. There is no client-wide timeout:
+// each attempt's context carries the gateway's first-byte, idle and total limits, which a
+// single http.Client.Timeout could not express for streams. Idle connections are kept long
+// enough to survive the pauses of a function instance that lives for minutes.
+func NewHTTPClient(connectTimeout time.Duration) *http.Client {
+	if connectTimeout <= 0 {
+		connectTimeout = 5 * time.Second
+	}
+	dialer := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           dialer.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   256,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   connectTimeout,
+			ExpectContinueTimeout: time.Second,
+			// Compressed SSE is held back by the decompressor; answers are small anyway.
+			DisableCompression: true,
+		},
+		// Redirects on a POST to an API are a misconfiguration, not something to follow.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// StatusError classifies a non-2xx upstream response and reads what it says. It closes the
+// body.
+func StatusError(resp *http.Response, provider string) *Error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	code, msg, param := ParseErrorBody(body)
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	class := ClassifyStatus(resp.StatusCode)
+	if class == Unavailable && code == "overloaded_error" {
+		class = Overloaded
+	}
+	return &Error{
+		Class:      class,
+		Status:     resp.StatusCode,
+		Code:       code,
+		Message:    msg,
+		Param:      param,
+		RetryAfter: RetryAfter(resp.Header),
+		Provider:   provider,
+	}
+}
+
+// RetryAfter returns the upstream's retry hint in Retry-After form (seconds or a date).
+func RetryAfter(h http.Header) string {
+	if v := h.Get("Retry-After"); v != "" {
+		return v
+	}
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms >= 0 {
+		return strconv.Itoa(int((ms + 999) / 1000))
+	}
+	return ""
+}
+
+// ParseErrorBody extracts code, message and param from the error shapes providers use:
+// OpenAI {"error":{message,type,param,code}}, OpenRouter and vLLM with numeric codes,
+// vLLM's older flat {"object":"error","message",...}, Anthropic {"type":"error","error":{type,
+// message}} and Google {"error":{code,message,status}}.
+func ParseErrorBody(body []byte) (code, message, param string) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return "", truncate(string(body)), ""
+	}
+	var outer struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Param   *string         `json:"param"`
+	}
+	if json.Unmarshal(body, &outer) != nil {
+		return "", truncate(string(body)), ""
+	}
+	if len(outer.Error) > 0 && outer.Error[0] == '{' {
+		var inner struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+			Status  string          `json:"status"`
+			Param   *string         `json:"param"`
+		}
+		if json.Unmarshal(outer.Error, &inner) == nil {
+			code = firstNonEmpty(rawCode(inner.Code), inner.Type)
+			if inner.Status != "" {
+				code = inner.Status // Google: RESOURCE_EXHAUSTED etc. names the failure best
+			}
+			if inner.Param != nil {
+				param = *inner.Param
+			}
+			return code, truncate(inner.Message), param
+		}
+	}
+	if len(outer.Error) > 0 && outer.Error[0] == '"' {
+		var s string
+		_ = json.Unmarshal(outer.Error, &s)
+		return firstNonEmpty(rawCode(outer.Code), outer.Type), truncate(firstNonEmpty(outer.Message, s)), ""
+	}
+	if outer.Param != nil {
+		param = *outer.Param
+	}
+	return firstNonEmpty(rawCode(outer.Code), outer.Type), truncate(outer.Message), param
+}
+
+// rawCode renders a code that may be a string or a number.
+func rawCode(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	return string(raw)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// truncate keeps upstream messages to a size fit for a log line and an error body.
+func truncate(s string) string {
+	const max = 1024
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}

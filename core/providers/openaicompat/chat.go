@@ -1,0 +1,234 @@
+package openaicompat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// Provider is one OpenAI-wire connection.
+type Provider struct {
+	profile
+	baseURL string
+	apiKey  string
+	headers map[string]string
+	client  *http.Client
+}
+
+// New builds the provider of an OpenAI-wire connection.
+func New(conn *config.Connection, env providers.Env) (providers.Provider, error) {
+	p, ok := profiles[conn.Kind]
+	if !ok {
+		return nil, errors.New("not an OpenAI-wire kind")
+	}
+	base := conn.BaseURL
+	if base == "" {
+		base = p.defaultBaseURL
+	}
+	if base == "" {
+		return nil, errors.New("base_url is required for kind " + conn.Kind)
+	}
+	if p.requireAPIKey && conn.APIKey == "" {
+		return nil, errors.New("api_key is required for kind " + conn.Kind)
+	}
+	client := env.HTTPClient
+	if client == nil {
+		client = providers.NewHTTPClient(env.Timeouts.Connect.D())
+	}
+	return &Provider{profile: p, baseURL: strings.TrimSuffix(base, "/"), apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
+}
+
+// Name is the display name.
+func (p *Provider) Name() string { return p.name }
+
+// CheckChat refuses what this kind cannot honour.
+func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *openai.Error {
+	return p.checkTools(req)
+}
+
+// Chat makes a non-streaming call.
+func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
+	body := p.appendChatBody(make([]byte, 0, 1024), req, t.Model, false)
+	resp, err := p.post(ctx, "/chat/completions", body, false)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp.Body)
+	var out struct {
+		Choices []struct {
+			Message struct {
+				Content   *string           `json:"content"`
+				Refusal   *string           `json:"refusal"`
+				ToolCalls []openai.ToolCall `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *openai.Usage `json:"usage"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
+	}
+	if len(out.Choices) == 0 {
+		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "the response has no choices"}
+	}
+	ch := &out.Choices[0]
+	c := &openai.Completion{Content: ch.Message.Content, Refusal: ch.Message.Refusal, ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason}
+	for i := range c.ToolCalls {
+		c.ToolCalls[i].Type = "function"
+	}
+	if c.FinishReason == "" {
+		c.FinishReason = openai.FinishStop
+	}
+	if out.Usage != nil {
+		c.Usage = *out.Usage
+	}
+	return c, nil
+}
+
+// ChatStream starts a streaming call.
+func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
+	body := p.appendChatBody(make([]byte, 0, 1024), req, t.Model, true)
+	resp, err := p.post(ctx, "/chat/completions", body, true)
+	if err != nil {
+		return nil, err
+	}
+	return newStream(resp.Body, p.name, false), nil
+}
+
+func (p *Provider) post(ctx context.Context, path string, body []byte, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.baseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, &providers.Error{Class: providers.Unavailable, Provider: p.name, Message: err.Error(), Err: err}
+	}
+	h := hreq.Header
+	h.Set("Content-Type", "application/json")
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	if p.apiKey != "" {
+		h.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	for k, v := range p.headers {
+		h.Set(k, v)
+	}
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		return nil, providers.AsError(ctx, err, p.name)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, providers.StatusError(resp, p.name)
+	}
+	return resp, nil
+}
+
+// appendChatBody renders the upstream request. user and metadata are log labels only and are
+// never sent; usage is always requested on streams so every attempt can be charged.
+func (p *Provider) appendChatBody(b []byte, req *openai.ChatRequest, model string, stream bool) []byte {
+	b = append(b, `{"model":`...)
+	b = openai.AppendString(b, model)
+	b = append(b, `,"messages":[`...)
+	for i := range req.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, &req.Messages[i])
+	}
+	b = append(b, ']')
+	if req.MaxCompletionTokens != nil {
+		b = append(b, ',', '"')
+		b = append(b, p.maxTokensField...)
+		b = append(b, '"', ':')
+		b = strconv.AppendInt(b, int64(*req.MaxCompletionTokens), 10)
+	}
+	if req.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		b = strconv.AppendFloat(b, *req.Temperature, 'g', -1, 64)
+	}
+	if len(req.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i := range req.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendTool(b, &req.Tools[i].Function)
+		}
+		b = append(b, ']')
+	}
+	if req.ToolChoice != nil {
+		tc, _ := req.ToolChoice.MarshalJSON()
+		b = append(b, `,"tool_choice":`...)
+		b = append(b, tc...)
+	}
+	if stream {
+		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	}
+	return append(b, '}')
+}
+
+func appendMessage(b []byte, m *openai.Message) []byte {
+	b = append(b, `{"role":`...)
+	b = openai.AppendString(b, m.Role)
+	b = append(b, `,"content":`...)
+	if m.Content != nil {
+		b = openai.AppendString(b, *m.Content)
+	} else {
+		b = append(b, "null"...)
+	}
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i := range m.ToolCalls {
+			tc := &m.ToolCalls[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = openai.AppendString(b, tc.ID)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = openai.AppendString(b, tc.Function.Name)
+			b = append(b, `,"arguments":`...)
+			b = openai.AppendString(b, tc.Function.Arguments)
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = openai.AppendString(b, m.ToolCallID)
+	}
+	return append(b, '}')
+}
+
+func appendTool(b []byte, f *openai.FunctionDef) []byte {
+	b = append(b, `{"type":"function","function":{"name":`...)
+	b = openai.AppendString(b, f.Name)
+	if f.Description != "" {
+		b = append(b, `,"description":`...)
+		b = openai.AppendString(b, f.Description)
+	}
+	if ps := bytes.TrimSpace(f.Parameters); len(ps) > 0 && string(ps) != "null" {
+		b = append(b, `,"parameters":`...)
+		b = append(b, ps...)
+	}
+	if f.Strict != nil {
+		b = append(b, `,"strict":`...)
+		b = strconv.AppendBool(b, *f.Strict)
+	}
+	return append(b, "}}"...)
+}
+
+// drain discards what is left of a body so the connection can be reused.
+func drain(r io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10))
+	r.Close()
+}

@@ -1,0 +1,74 @@
+package openaicompat
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// CheckCompletion: every OpenAI-wire kind serves /v1/completions (OpenAI only for its legacy
+// instruct models, which the upstream itself enforces).
+func (p *Provider) CheckCompletion(*openai.CompletionRequest, providers.Target) *openai.Error {
+	return nil
+}
+
+// Complete makes a non-streaming legacy completion call.
+func (p *Provider) Complete(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (*openai.Completion, error) {
+	resp, err := p.post(ctx, "/completions", appendCompletionBody(nil, req, t.Model, false), false)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp.Body)
+	var out struct {
+		Choices []struct {
+			Text         string `json:"text"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *openai.Usage `json:"usage"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
+	}
+	if len(out.Choices) == 0 {
+		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "the response has no choices"}
+	}
+	c := &openai.Completion{Content: &out.Choices[0].Text, FinishReason: out.Choices[0].FinishReason}
+	if c.FinishReason == "" {
+		c.FinishReason = openai.FinishStop
+	}
+	if out.Usage != nil {
+		c.Usage = *out.Usage
+	}
+	return c, nil
+}
+
+// CompleteStream starts a streaming legacy completion call.
+func (p *Provider) CompleteStream(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (providers.Stream, error) {
+	resp, err := p.post(ctx, "/completions", appendCompletionBody(nil, req, t.Model, true), true)
+	if err != nil {
+		return nil, err
+	}
+	return newStream(resp.Body, p.name, true), nil
+}
+
+func appendCompletionBody(b []byte, req *openai.CompletionRequest, model string, stream bool) []byte {
+	b = append(b, `{"model":`...)
+	b = openai.AppendString(b, model)
+	b = append(b, `,"prompt":`...)
+	b = openai.AppendString(b, *req.Prompt)
+	if req.MaxTokens != nil {
+		b = append(b, `,"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(*req.MaxTokens), 10)
+	}
+	if req.Temperature != nil {
+		b = append(b, `,"temperature":`...)
+		b = strconv.AppendFloat(b, *req.Temperature, 'g', -1, 64)
+	}
+	if stream {
+		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	}
+	return append(b, '}')
+}

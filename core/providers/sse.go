@@ -1,0 +1,120 @@
+package providers
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// MaxSSEEvent bounds one event's data, so a hostile or broken upstream cannot grow memory
+// without limit.
+const MaxSSEEvent = 8 << 20
+
+// ErrSSETooLarge is returned for an event beyond MaxSSEEvent.
+var ErrSSETooLarge = errors.New("sse: event too large")
+
+// SSEEvent is one server-sent event. Name and Data alias the reader's buffers and are valid
+// until the next call to Next.
+type SSEEvent struct {
+	Name []byte // the event: field, empty when absent
+	Data []byte // data: lines joined with \n
+}
+
+// SSEReader parses text/event-stream incrementally: comments (": OPENROUTER PROCESSING",
+// keep-alives) are skipped, multi-line data is joined, CRLF is accepted.
+type SSEReader struct {
+	r        *bufio.Reader
+	name     []byte
+	data     []byte
+	line     []byte
+	hasData  bool
+	complete bool // the last line read ended with a newline
+}
+
+// NewSSEReader reads events from r.
+func NewSSEReader(r io.Reader) *SSEReader {
+	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10), complete: true}
+}
+
+// Next returns the next event. At the end of input it returns io.EOF, or io.ErrUnexpectedEOF
+// when the input stopped in the middle of a line (a cut connection).
+func (s *SSEReader) Next() (SSEEvent, error) {
+	s.name = s.name[:0]
+	s.data = s.data[:0]
+	s.hasData = false
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			if err == io.EOF && s.complete && (s.hasData || len(s.name) > 0) {
+				// The last event lacked its blank line; its lines were whole, so serve it.
+				return SSEEvent{Name: s.name, Data: s.data}, nil
+			}
+			if err == io.EOF && !s.complete {
+				return SSEEvent{}, io.ErrUnexpectedEOF
+			}
+			return SSEEvent{}, err
+		}
+		if len(line) == 0 {
+			if s.hasData || len(s.name) > 0 {
+				return SSEEvent{Name: s.name, Data: s.data}, nil
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, found := bytes.Cut(line, []byte{':'})
+		if found && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(field) {
+		case "data":
+			if s.hasData {
+				s.data = append(s.data, '\n')
+			}
+			if len(s.data)+len(value) > MaxSSEEvent {
+				return SSEEvent{}, ErrSSETooLarge
+			}
+			s.data = append(s.data, value...)
+			s.hasData = true
+		case "event":
+			s.name = append(s.name, value...)
+		}
+	}
+}
+
+// readLine returns one line without its terminator. At the end of input it returns the read
+// error, having cleared complete if a partial line was pending.
+func (s *SSEReader) readLine() ([]byte, error) {
+	s.line = s.line[:0]
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		if len(s.line)+len(chunk) > MaxSSEEvent {
+			return nil, ErrSSETooLarge
+		}
+		if err == bufio.ErrBufferFull {
+			s.line = append(s.line, chunk...)
+			continue
+		}
+		if err != nil {
+			if len(chunk) > 0 || len(s.line) > 0 {
+				s.complete = false // the input ended mid-line
+			}
+			return nil, err
+		}
+		s.complete = true
+		var line []byte
+		if len(s.line) > 0 {
+			s.line = append(s.line, chunk...)
+			line = s.line
+		} else {
+			line = chunk
+		}
+		line = line[:len(line)-1]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		return line, nil
+	}
+}

@@ -1,0 +1,46 @@
+// Package routestate is the route health overlay the gateway reads while planning: a route is
+// active, cooling until a time, or disabled, as set by the remediation handlers.
+package routestate
+
+import "time"
+
+// Status of a route.
+type Status string
+
+const (
+	Active   Status = "active"
+	Cooling  Status = "cooling"
+	Disabled Status = "disabled"
+)
+
+// State is one route's overlay record.
+type State struct {
+	Route  string    `json:"route" dynamodbav:"route" firestore:"route"`
+	Status Status    `json:"status" dynamodbav:"status" firestore:"status"`
+	Until  time.Time `json:"until,omitzero" dynamodbav:"until,omitempty" firestore:"until,omitempty"`
+	Reason string    `json:"reason,omitempty" dynamodbav:"reason,omitempty" firestore:"reason,omitempty"`
+	// ChatOnly marks a route whose upstream refused the legacy completions endpoint.
+	ChatOnly bool `json:"chat_only,omitempty" dynamodbav:"chat_only,omitempty" firestore:"chat_only,omitempty"`
+	// EventID is the delivery that caused the last change.
+	EventID   string    `json:"event_id,omitempty" dynamodbav:"event_id,omitempty" firestore:"event_id,omitempty"`
+	Version   int64     `json:"version" dynamodbav:"version" firestore:"version"`
+	UpdatedAt time.Time `json:"updated_at,omitzero" dynamodbav:"updated_at,omitempty" firestore:"updated_at,omitempty"`
+}
+
+// Effective is the status at now: a cooldown that has ended counts as active even before the
+// sweep rewrites the record.
+func (s State) Effective(now time.Time) Status {
+	if s.Status == Cooling && !now.Before(s.Until) {
+		return Active
+	}
+	if s.Status == "" {
+		return Active
+	}
+	return s.Status
+}
+
+// Reader is what the gateway needs: a lookup that never blocks on I/O (implementations serve
+// from a cache refreshed in the background).
+type Reader interface {
+	Lookup(route string) (State, bool)
+}

@@ -1,0 +1,102 @@
+// Command local serves the gateway on net/http: the developer and CI server behind `make run`.
+//
+//	go run ./functions/local [-config PATH] [-addr HOST:PORT]
+//
+// FNGATE_CONFIG and FNGATE_ADDR stand in for the flags. Without a config the embedded default
+// serves the mock models and whatever providers the environment has credentials for.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/telemetry"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fngate:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	configPath := flag.String("config", os.Getenv("FNGATE_CONFIG"), "config file (default: the embedded default; env FNGATE_CONFIG)")
+	addr := flag.String("addr", envOr("FNGATE_ADDR", "127.0.0.1:8080"), "listen address (env FNGATE_ADDR)")
+	shutdownGrace := flag.Duration("shutdown-grace", 30*time.Second, "how long in-flight streams may finish after SIGTERM")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var cfg *config.Config
+	var err error
+	if *configPath != "" {
+		cfg, err = config.Load(ctx, *configPath, config.Options{})
+	} else {
+		cfg, err = config.Default(ctx, config.Options{})
+	}
+	if err != nil {
+		return err
+	}
+	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
+	gw, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: logger})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           gw,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)))
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", slog.Duration("grace", *shutdownGrace))
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// registry is every provider the local server ships.
+func registry() providers.Registry {
+	r := providers.Registry{}
+	mock.Register(r)
+	openaicompat.Register(r)
+	return r
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
