@@ -142,7 +142,7 @@ func (p *Provider) appendChatBody(b []byte, req *openai.ChatRequest, model strin
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendMessage(b, &req.Messages[i])
+		b = p.appendMessage(b, &req.Messages[i])
 	}
 	b = append(b, ']')
 	if req.MaxCompletionTokens != nil {
@@ -176,9 +176,15 @@ func (p *Provider) appendChatBody(b []byte, req *openai.ChatRequest, model strin
 	return append(b, '}')
 }
 
-func appendMessage(b []byte, m *openai.Message) []byte {
+func (p *Provider) appendMessage(b []byte, m *openai.Message) []byte {
+	role := m.Role
+	if role == openai.RoleDeveloper && p.kind != "openai" {
+		// developer is OpenAI's newer name for system; other servers' chat templates know only
+		// system.
+		role = openai.RoleSystem
+	}
 	b = append(b, `{"role":`...)
-	b = openai.AppendString(b, m.Role)
+	b = openai.AppendString(b, role)
 	b = append(b, `,"content":`...)
 	if m.Content != nil {
 		b = openai.AppendString(b, *m.Content)

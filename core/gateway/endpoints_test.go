@@ -1,0 +1,200 @@
+package gateway_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+)
+
+// chatOnly is a provider without the legacy completions endpoint, like Anthropic or Bedrock.
+type chatOnly struct{ providers.Provider }
+
+func (chatOnly) Name() string { return "ChatOnlyCloud" }
+
+func withChatOnlyKind(o *gateway.Options) {
+	o.Registry["chatonly"] = func(c *config.Connection, env providers.Env) (providers.Provider, error) {
+		p, err := mock.New(c, env)
+		return chatOnly{p}, err
+	}
+}
+
+func TestCompletions(t *testing.T) {
+	up := openaifake.New()
+	defer up.Close()
+	g := newGateway(t, fmt.Sprintf(`
+connections:
+  up: {kind: vllm, base_url: %s}
+  chat: {kind: chatonly}
+models:
+  text: {routes: [{connection: up, model: base-model}]}
+  chat-only: {routes: [{connection: chat, model: echo}]}
+  mixed: {routes: [{connection: chat, model: echo}, {connection: up, model: base-model}]}
+`, up.BaseURL()), withChatOnlyKind)
+
+	up.Enqueue(openaifake.Reply{Text: "once upon a time", PromptTokens: 3, CompletionTokens: 4})
+	r := g.do(t, http.MethodPost, "/v1/completions", `{"model":"text","prompt":"Tell me","max_tokens":20}`)
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	m := r.json(t)
+	ch := m["choices"].([]any)[0].(map[string]any)
+	if m["object"] != "text_completion" || ch["text"] != "once upon a time" || m["model"] != "text" || !strings.HasPrefix(m["id"].(string), "cmpl-") {
+		t.Errorf("completion %s", r.body)
+	}
+	sent := up.Requests()[0]
+	if sent.Path != "/v1/completions" || sent.Body["prompt"] != "Tell me" || sent.Body["max_tokens"] != float64(20) || sent.Body["model"] != "base-model" {
+		t.Errorf("upstream request %s %s", sent.Path, sent.Raw)
+	}
+
+	up.Enqueue(openaifake.Reply{Text: "a b c"})
+	r = g.do(t, http.MethodPost, "/v1/completions", `{"model":"text","prompt":"x","stream":true,"stream_options":{"include_usage":true}}`)
+	events := sseEvents(t, r.body)
+	var text string
+	for _, ev := range events[:len(events)-2] {
+		c := chunkJSON(t, ev)
+		if c["object"] != "text_completion" {
+			t.Errorf("stream chunk object %v", c["object"])
+		}
+		text += c["choices"].([]any)[0].(map[string]any)["text"].(string)
+	}
+	if text != "a b c" || events[len(events)-1] != "[DONE]" {
+		t.Errorf("streamed %q, events %v", text, events)
+	}
+
+	// The mixed model skips its chat-only route for completions.
+	up.Enqueue(openaifake.Reply{Text: "fine"})
+	if r := g.do(t, http.MethodPost, "/v1/completions", `{"model":"mixed","prompt":"x"}`); r.status != 200 || r.header.Get("X-Fngate-Route") != "up/base-model" {
+		t.Errorf("mixed: status %d route %q", r.status, r.header.Get("X-Fngate-Route"))
+	}
+
+	r = g.do(t, http.MethodPost, "/v1/completions", `{"model":"chat-only","prompt":"x"}`)
+	if r.status != 501 || r.header.Get("X-Should-Retry") != "false" {
+		t.Fatalf("status %d x-should-retry %q", r.status, r.header.Get("X-Should-Retry"))
+	}
+	e := r.errorObject(t)
+	if want := "The completions endpoint is not supported for chat-only on ChatOnlyCloud. Use the chat endpoint instead."; e["message"] != want || e["code"] != "unsupported_endpoint" {
+		t.Errorf("501 body %s", r.body)
+	}
+
+	for _, tc := range []struct{ body, param string }{
+		{`{"model":"text","prompt":["a","b"]}`, "prompt"},
+		{`{"model":"text"}`, "prompt"},
+		{`{"model":"text","prompt":"x","echo":true}`, "echo"},
+		{`{"model":"text","prompt":"x","n":3}`, "n"},
+	} {
+		r := g.do(t, http.MethodPost, "/v1/completions", tc.body)
+		if e := r.errorObject(t); r.status != 400 || e["param"] != tc.param {
+			t.Errorf("%s: status %d %s", tc.body, r.status, r.body)
+		}
+	}
+}
+
+func TestKeysAndModelsEndpoint(t *testing.T) {
+	sum := sha256.Sum256([]byte("gw-key-for-tests-1"))
+	g := newGateway(t, `
+keys:
+  - {name: app, sha256: "`+hex.EncodeToString(sum[:])+`"}
+  - {name: narrow, value: gw-key-for-tests-2, models: ["mock/e*"]}
+connections:
+  mock: {kind: mock}
+models:
+  mock/echo: {routes: [{connection: mock, model: echo}]}
+  mock/lorem: {routes: [{connection: mock, model: lorem}]}
+`)
+	body := `{"model":"mock/lorem","messages":[{"role":"user","content":"hi"}]}`
+	cases := []struct {
+		name, auth string
+		status     int
+		errType    string
+	}{
+		{"no key", "", 401, "authentication_error"},
+		{"not bearer", "Basic gw-key-for-tests-1", 401, "authentication_error"},
+		{"wrong key", "Bearer gw-key-for-tests-3", 401, "authentication_error"},
+		{"hashed key", "Bearer gw-key-for-tests-1", 200, ""},
+		{"value key, model not allowed", "Bearer gw-key-for-tests-2", 403, "permission_error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var h []string
+			if tc.auth != "" {
+				h = []string{"Authorization", tc.auth}
+			}
+			r := g.chat(t, body, h...)
+			if r.status != tc.status {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			if tc.errType != "" && r.errorObject(t)["type"] != tc.errType {
+				t.Errorf("type %v", r.errorObject(t)["type"])
+			}
+		})
+	}
+	r := g.do(t, http.MethodGet, "/v1/models", "", "Authorization", "Bearer gw-key-for-tests-2")
+	m := r.json(t)
+	data := m["data"].([]any)
+	if m["object"] != "list" || len(data) != 1 || data[0].(map[string]any)["id"] != "mock/echo" {
+		t.Errorf("models for the narrow key: %s", r.body)
+	}
+	if r := g.do(t, http.MethodGet, "/v1/models", ""); r.status != 401 {
+		t.Errorf("models without a key: %d", r.status)
+	}
+	if r := g.do(t, http.MethodGet, "/healthz", ""); r.status != 200 {
+		t.Errorf("healthz needs no key, got %d", r.status)
+	}
+	if strings.Contains(g.logs.String(), "gw-key-for-tests") {
+		t.Errorf("a gateway key reached the logs:\n%s", g.logs)
+	}
+}
+
+func TestRoutingErrors(t *testing.T) {
+	g := newGateway(t, `
+connections:
+  mock: {kind: mock}
+models:
+  mock/echo: {routes: [{connection: mock, model: echo}]}
+`)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/v1/chat/completions", 405},
+		{http.MethodPost, "/v1/models", 405},
+		{http.MethodPost, "/v1/embeddings", 404},
+		{http.MethodGet, "/", 404},
+	} {
+		r := g.do(t, tc.method, tc.path, "{}")
+		if r.status != tc.status {
+			t.Errorf("%s %s: %d", tc.method, tc.path, r.status)
+		}
+		r.errorObject(t)
+	}
+}
+
+func TestOpenGatewayNeedsExplicitOptIn(t *testing.T) {
+	yaml := `
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`
+	cfg, err := config.Parse(t.Context(), []byte(yaml), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: discardLogger(), RequireKeys: true}); err == nil {
+		t.Fatal("an open gateway started where keys are required")
+	}
+	cfg, err = config.Parse(t.Context(), []byte("auth: none\n"+yaml), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: discardLogger(), RequireKeys: true}); err != nil {
+		t.Fatalf("auth: none refused: %v", err)
+	}
+}

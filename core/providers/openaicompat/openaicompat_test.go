@@ -1,0 +1,207 @@
+package openaicompat_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func newProvider(t *testing.T, kind, baseURL string) providers.Provider {
+	t.Helper()
+	p, err := openaicompat.New(&config.Connection{Name: kind, Kind: kind, APIKey: "sk-test-0123456789", BaseURL: baseURL}, providers.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const fullRequest = `{
+  "model": "gw-model",
+  "messages": [
+    {"role": "system", "content": "be brief"},
+    {"role": "user", "content": "weather in \"Paris\"?"},
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
+  ],
+  "max_completion_tokens": 64,
+  "temperature": 0.25,
+  "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather now", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+  "tool_choice": "auto",
+  "user": "u-1",
+  "metadata": {"team": "x"},
+  "stream": true
+}`
+
+// TestUpstreamBodies renders one request for each kind and compares with golden files: the
+// output maximum's field name, stream_options and the never-forwarded labels are the points.
+func TestUpstreamBodies(t *testing.T) {
+	req, oe := openai.DecodeChat([]byte(fullRequest), openai.Limits{})
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	for _, kind := range []string{"openai", "openrouter", "vllm", "sglang", "openai-compatible", "ollama"} {
+		t.Run(kind, func(t *testing.T) {
+			fake := openaifake.New()
+			defer fake.Close()
+			p := newProvider(t, kind, fake.BaseURL())
+			check := req
+			if kind == "ollama" {
+				c := *req
+				c.ToolChoice = nil // Ollama refuses an explicit tool_choice
+				check = &c
+			}
+			if oe := p.CheckChat(check, providers.Target{Model: "up-model"}); oe != nil {
+				t.Fatalf("refused: %v", oe)
+			}
+			st, err := p.ChatStream(context.Background(), check, providers.Target{Model: "up-model"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			drainStream(t, st)
+			got := fake.Requests()[0]
+			if h := got.Header.Get("Authorization"); h != "Bearer sk-test-0123456789" {
+				t.Errorf("Authorization %q", h)
+			}
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, got.Raw, "", "  "); err != nil {
+				t.Fatalf("upstream body is not JSON: %s", got.Raw)
+			}
+			golden(t, filepath.Join("testdata", kind+".request.json"), pretty.Bytes())
+		})
+	}
+}
+
+func drainStream(t *testing.T, st providers.Stream) []openai.Delta {
+	t.Helper()
+	defer st.Close()
+	var out []openai.Delta
+	for {
+		d, err := st.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	got = append(bytes.TrimSpace(got), '\n')
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestProfileRefusals: each kind refuses what its servers cannot honour, before any I/O.
+func TestProfileRefusals(t *testing.T) {
+	strict := `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","strict":true}}]}`
+	required := `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required"}`
+	named := `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`
+	auto := `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto"}`
+	cases := []struct {
+		kind, body, param string // param "" = accepted
+	}{
+		{"openai", strict, ""},
+		{"openai", named, ""},
+		{"openrouter", required, ""},
+		{"vllm", strict, "tools"},
+		{"vllm", named, ""},
+		{"sglang", strict, "tools"},
+		{"openai-compatible", strict, "tools"},
+		{"openai-compatible", required, "tool_choice"},
+		{"openai-compatible", named, "tool_choice"},
+		{"openai-compatible", auto, ""},
+		{"ollama", auto, "tool_choice"},
+		{"ollama", strict, "tools"},
+	}
+	for _, tc := range cases {
+		req, oe := openai.DecodeChat([]byte(tc.body), openai.Limits{})
+		if oe != nil {
+			t.Fatal(oe)
+		}
+		p := newProvider(t, tc.kind, "http://127.0.0.1:1/v1")
+		oe = p.CheckChat(req, providers.Target{Model: "x"})
+		switch {
+		case tc.param == "" && oe != nil:
+			t.Errorf("%s refused %s: %v", tc.kind, tc.body, oe)
+		case tc.param != "" && (oe == nil || oe.Param != tc.param || oe.Status != 400):
+			t.Errorf("%s accepted or misnamed %s: %v", tc.kind, tc.body, oe)
+		}
+	}
+}
+
+// OpenRouter: comment lines are skipped, reasoning is not returned, and an error event inside a
+// 200 stream is a failure, classified by its code.
+func TestOpenRouterStream(t *testing.T) {
+	fake := openaifake.New()
+	defer fake.Close()
+	p := newProvider(t, "openrouter", fake.BaseURL())
+	req, _ := openai.DecodeChat([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
+
+	fake.Enqueue(openaifake.Reply{Text: "the answer", Reasoning: "let me think", Comments: true, PromptTokens: 3, CompletionTokens: 9})
+	st, err := p.ChatStream(context.Background(), req, providers.Target{Model: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	var usage *openai.Usage
+	for _, d := range drainStream(t, st) {
+		text += d.Content
+		if d.Usage != nil {
+			usage = d.Usage
+		}
+	}
+	if text != "the answer" || usage == nil || *usage.CompletionTokens != 9 {
+		t.Errorf("text %q usage %+v", text, usage)
+	}
+
+	fake.Enqueue(openaifake.Reply{ErrorEventAfter: -1, ErrorEventCode: 429})
+	st, err = p.ChatStream(context.Background(), req, providers.Target{Model: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Next()
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.RateLimited {
+		t.Errorf("in-band 429 gave %v", err)
+	}
+}
+
+func TestRequiresKeyAndURL(t *testing.T) {
+	if _, err := openaicompat.New(&config.Connection{Kind: "openai"}, providers.Env{}); err == nil {
+		t.Error("openai without api_key accepted")
+	}
+	if _, err := openaicompat.New(&config.Connection{Kind: "openai-compatible"}, providers.Env{}); err == nil {
+		t.Error("openai-compatible without base_url accepted")
+	}
+	if _, err := openaicompat.New(&config.Connection{Kind: "ollama"}, providers.Env{}); err != nil {
+		t.Errorf("ollama needs neither key nor URL: %v", err)
+	}
+}

@@ -1,0 +1,125 @@
+package providers
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+type sseWant struct{ name, data string }
+
+func readAll(r io.Reader) ([]sseWant, error) {
+	s := NewSSEReader(r)
+	var out []sseWant
+	for {
+		ev, err := s.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, sseWant{string(ev.Name), string(ev.Data)})
+	}
+}
+
+func TestSSEReader(t *testing.T) {
+	cases := []struct {
+		name  string
+		in    string
+		want  []sseWant
+		final error
+	}{
+		{"openai", "data: {\"a\":1}\n\ndata: [DONE]\n\n", []sseWant{{"", `{"a":1}`}, {"", "[DONE]"}}, io.EOF},
+		{"anthropic named events", "event: ping\ndata: {}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", []sseWant{{"ping", "{}"}, {"message_stop", `{"type":"message_stop"}`}}, io.EOF},
+		{"comments skipped", ": OPENROUTER PROCESSING\n\ndata: x\n\n: keepalive\n\n", []sseWant{{"", "x"}}, io.EOF},
+		{"crlf", "data: x\r\n\r\ndata: y\r\n\r\n", []sseWant{{"", "x"}, {"", "y"}}, io.EOF},
+		{"multi-line data", "data: a\ndata: b\n\n", []sseWant{{"", "a\nb"}}, io.EOF},
+		{"no space after colon", "data:x\n\n", []sseWant{{"", "x"}}, io.EOF},
+		{"last event without blank line", "data: x\n", []sseWant{{"", "x"}}, io.EOF},
+		{"cut mid-line", "data: {\"a\":1}\n\ndata: {\"b\"", []sseWant{{"", `{"a":1}`}}, io.ErrUnexpectedEOF},
+		{"empty body", "", nil, io.EOF},
+		{"id and retry ignored", "id: 7\nretry: 10\ndata: x\n\n", []sseWant{{"", "x"}}, io.EOF},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// One byte at a time: events must not depend on how reads are split.
+			got, err := readAll(iotest.OneByteReader(strings.NewReader(tc.in)))
+			if !errors.Is(err, tc.final) {
+				t.Errorf("final error %v, want %v", err, tc.final)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("event %d: %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestSSEReaderBoundsEventSize(t *testing.T) {
+	huge := "data: " + strings.Repeat("x", MaxSSEEvent+10) + "\n\n"
+	if _, err := readAll(strings.NewReader(huge)); !errors.Is(err, ErrSSETooLarge) {
+		t.Errorf("got %v, want ErrSSETooLarge", err)
+	}
+}
+
+func FuzzSSEReader(f *testing.F) {
+	f.Add([]byte("event: a\ndata: b\n\n"))
+	f.Add([]byte("data: x\r\n\r\n: c\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, _ = readAll(strings.NewReader(string(in)))
+	})
+}
+
+func TestParseErrorBody(t *testing.T) {
+	cases := []struct {
+		body, code, msg, param string
+	}{
+		{`{"error":{"message":"Rate limit","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "rate_limit_exceeded", "Rate limit", ""},
+		{`{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":null}}`, "invalid_request_error", "bad", "messages"},
+		{`{"error":{"code":502,"message":"model down","metadata":{}}}`, "502", "model down", ""},
+		{`{"object":"error","message":"vllm says no","type":"BadRequestError","param":null,"code":400}`, "400", "vllm says no", ""},
+		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`, "overloaded_error", "Overloaded", ""},
+		{`{"error":{"code":429,"message":"Quota","status":"RESOURCE_EXHAUSTED"}}`, "RESOURCE_EXHAUSTED", "Quota", ""},
+		{`upstream connect error`, "", "upstream connect error", ""},
+		{`{"error":"flat string"}`, "", "flat string", ""},
+	}
+	for _, tc := range cases {
+		code, msg, param := ParseErrorBody([]byte(tc.body))
+		if code != tc.code || msg != tc.msg || param != tc.param {
+			t.Errorf("%s: got (%q,%q,%q)", tc.body, code, msg, param)
+		}
+	}
+}
+
+func TestClassifyAndMap(t *testing.T) {
+	cases := []struct {
+		status   int
+		class    Class
+		client   int
+		failover bool
+	}{
+		{400, BadRequest, 400, false},
+		{401, Auth, 502, true},
+		{402, Auth, 502, true},
+		{403, Auth, 502, true},
+		{404, NotFound, 502, true},
+		{408, Timeout, 504, true},
+		{422, BadRequest, 400, false},
+		{429, RateLimited, 429, true},
+		{500, Unavailable, 502, true},
+		{501, Unsupported, 501, true},
+		{503, Unavailable, 503, true},
+		{504, Timeout, 504, true},
+		{529, Overloaded, 503, true},
+	}
+	for _, tc := range cases {
+		e := &Error{Class: ClassifyStatus(tc.status), Status: tc.status}
+		if e.Class != tc.class || e.ClientError().Status != tc.client || e.Failover() != tc.failover {
+			t.Errorf("%d: class %s client %d failover %v", tc.status, e.Class, e.ClientError().Status, e.Failover())
+		}
+	}
+}
