@@ -45,18 +45,18 @@ type Options struct {
 
 // Gateway serves the OpenAI-compatible API. Safe for concurrent use.
 type Gateway struct {
-	models   map[string]*model
-	names    []string // sorted model names, for /v1/models
-	keys     []config.Key
-	open     bool
-	log      *slog.Logger
-	now      func() time.Time
-	state    routestate.Reader
-	limits   openai.Limits
-	maxBody  int64
-	maxIn    int64
-	inFlight atomic.Int64
-	started  int64
+	models    map[string]*model
+	names     []string // sorted model names, for /v1/models
+	keys      []config.Key
+	open      bool
+	log       *slog.Logger
+	now       func() time.Time
+	state     routestate.Reader
+	limits    openai.Limits
+	maxBody   int64
+	maxIn     int64
+	inFlight  atomic.Int64
+	started   int64
 	onAttempt func(*AttemptRecord)
 }
 

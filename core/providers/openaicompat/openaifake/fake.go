@@ -43,9 +43,9 @@ type Reply struct {
 	ErrorEventCode     int           // code in that error event (default 502)
 	StallAfter         int           // pause for StallFor (a provider that goes quiet)
 	StallFor           time.Duration
-	NoDone             bool          // end without [DONE]
-	Comments           bool          // interleave ": PROCESSING" comment lines (OpenRouter)
-	Reasoning          string        // reasoning deltas before the content (OpenRouter, vLLM)
+	NoDone             bool   // end without [DONE]
+	Comments           bool   // interleave ": PROCESSING" comment lines (OpenRouter)
+	Reasoning          string // reasoning deltas before the content (OpenRouter, vLLM)
 }
 
 // ToolCall is a scripted tool call; Arguments is split into several fragments when streamed.
