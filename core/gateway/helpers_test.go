@@ -75,6 +75,15 @@ func registry() providers.Registry {
 // newGateway serves yamlConfig through a real gateway on loopback.
 func newGateway(t *testing.T, yamlConfig string, opts ...func(*gateway.Options)) *testGateway {
 	t.Helper()
+	return newGatewayTB(t, yamlConfig, opts...)
+}
+
+func newBenchGateway(b *testing.B, yamlConfig string) *testGateway {
+	return newGatewayTB(b, yamlConfig)
+}
+
+func newGatewayTB(t testing.TB, yamlConfig string, opts ...func(*gateway.Options)) *testGateway {
+	t.Helper()
 	cfg, err := config.Parse(context.Background(), []byte(yamlConfig), config.Options{Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -104,7 +104,8 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 	w.WriteHeader(http.StatusOK)
 
 	sw := newSSEWriter(w, c.chunkEncoder(c.idPrefix()+randomID(24), g.now().Unix(), rc.model))
-	werr := sw.delta(first, true)
+	pending, _ := st.(providers.Pending)
+	werr := sw.delta(first, true, pending)
 
 	idleAfter := m.timeouts.Idle.D()
 	idle := time.AfterFunc(idleAfter, func() { cancel(providers.ErrIdleTimeout) })
@@ -129,7 +130,7 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 		}
 		usage.Merge(d.Usage)
 		if d.Visible() {
-			werr = sw.delta(&d, false)
+			werr = sw.delta(&d, false, pending)
 		}
 	}
 	a.Latency = a.TTFT + time.Since(committed)
@@ -176,8 +177,13 @@ func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
 	return &sseWriter{w: w, rc: http.NewResponseController(w), enc: enc, buf: make([]byte, 0, 512)}
 }
 
-func (s *sseWriter) delta(d *openai.Delta, first bool) error {
+// delta writes one chunk; it flushes unless the upstream already has the next event in hand.
+func (s *sseWriter) delta(d *openai.Delta, first bool, p providers.Pending) error {
 	s.buf = s.enc.AppendDelta(s.buf[:0], d, first)
+	if p != nil && p.Pending() {
+		_, err := s.w.Write(s.buf)
+		return err
+	}
 	return s.send()
 }
 

@@ -58,6 +58,14 @@ type Stream interface {
 	Close() error
 }
 
+// Pending is implemented by streams that can tell whether their next delta is already in
+// hand. The gateway then defers the flush to the client until the upstream goes quiet: each
+// token still leaves as soon as nothing is queued behind it, but an upstream that delivers a
+// burst costs one write to the client instead of one per event.
+type Pending interface {
+	Pending() bool
+}
+
 // Env is what a provider factory gets from the gateway.
 type Env struct {
 	// HTTPClient is shared by all HTTP providers; tuned for long-lived functions.

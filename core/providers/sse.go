@@ -84,6 +84,17 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 	}
 }
 
+// EventBuffered reports whether a whole event is already buffered, so Next will not wait on
+// the network.
+func (s *SSEReader) EventBuffered() bool {
+	n := s.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := s.r.Peek(n)
+	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\n\r\n"))
+}
+
 // readLine returns one line without its terminator. At the end of input it returns the read
 // error, having cleared complete if a partial line was pending.
 func (s *SSEReader) readLine() ([]byte, error) {

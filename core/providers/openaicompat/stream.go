@@ -1,7 +1,6 @@
 package openaicompat
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
@@ -24,27 +23,6 @@ func newStream(body io.ReadCloser, provider string, text bool) *stream {
 	return &stream{body: body, sse: providers.NewSSEReader(body), provider: provider, text: text}
 }
 
-type upstreamChunk struct {
-	Choices []struct {
-		Text  *string `json:"text"`
-		Delta struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *openai.Usage   `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 func (s *stream) Next() (openai.Delta, error) {
 	for {
 		if s.done {
@@ -61,42 +39,15 @@ func (s *stream) Next() (openai.Delta, error) {
 		if len(ev.Data) == 0 {
 			continue
 		}
-		var c upstreamChunk
-		if err := json.Unmarshal(ev.Data, &c); err != nil {
+		var c chunk
+		if err := parseChunk(ev.Data, &c); err != nil {
 			return openai.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
 				Message: "malformed stream chunk: " + err.Error(), Err: err}
 		}
-		if len(c.Error) > 0 && string(c.Error) != "null" {
+		if c.errRaw != nil {
 			return openai.Delta{}, s.inBandError(ev.Data)
 		}
-		var d openai.Delta
-		if c.Usage != nil {
-			d.Usage = c.Usage
-		}
-		if len(c.Choices) > 0 {
-			ch := &c.Choices[0]
-			if s.text {
-				if ch.Text != nil {
-					d.Content = *ch.Text
-				}
-			} else {
-				if ch.Delta.Content != nil {
-					d.Content = *ch.Delta.Content
-				}
-				if ch.Delta.Refusal != nil {
-					d.Refusal = *ch.Delta.Refusal
-				}
-				if n := len(ch.Delta.ToolCalls); n > 0 {
-					d.ToolCalls = make([]openai.ToolCallDelta, n)
-					for i, tc := range ch.Delta.ToolCalls {
-						d.ToolCalls[i] = openai.ToolCallDelta{Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
-					}
-				}
-			}
-			if ch.FinishReason != nil {
-				d.FinishReason = *ch.FinishReason
-			}
-		}
+		d := openai.Delta{Content: c.content, Refusal: c.refusal, ToolCalls: c.toolCalls, FinishReason: c.finish, Usage: c.usage}
 		if d.Visible() || d.Usage != nil {
 			return d, nil
 		}
@@ -137,6 +88,9 @@ func (s *stream) broken(err error) error {
 	}
 	return &providers.Error{Class: providers.StreamBroken, Provider: s.provider, Message: msg, Err: err}
 }
+
+// Pending reports whether the next chunk is already buffered.
+func (s *stream) Pending() bool { return s.sse.EventBuffered() }
 
 func (s *stream) Close() error {
 	if s.done {

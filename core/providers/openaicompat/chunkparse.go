@@ -1,0 +1,406 @@
+package openaicompat
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/fngate/fngate/core/openai"
+)
+
+// chunk is the part of a streamed chat.completion.chunk (or text_completion chunk) the gateway
+// reads.
+type chunk struct {
+	content   string
+	refusal   string
+	toolCalls []openai.ToolCallDelta
+	finish    string
+	usage     *openai.Usage
+	errRaw    []byte // the value of a non-null "error" key
+}
+
+// parseChunk reads one chunk. Decoding every chunk with encoding/json cost about a quarter of
+// the gateway's CPU on a stream, so this walks the JSON once, keeps only the fields above and
+// skips the rest; the rare usage object goes through encoding/json. FuzzParseChunk checks it
+// against encoding/json.
+func parseChunk(b []byte, c *chunk) error {
+	p := scanner{b: b}
+	p.ws()
+	err := p.object(func(key []byte) error {
+		switch string(key) {
+		case "choices":
+			return p.array(func(i int) error {
+				if i > 0 {
+					return p.skip() // n is always 1
+				}
+				return p.choice(c)
+			})
+		case "usage":
+			raw, err := p.raw()
+			if err != nil || string(raw) == "null" {
+				return err
+			}
+			c.usage = new(openai.Usage)
+			return json.Unmarshal(raw, c.usage)
+		case "error":
+			raw, err := p.raw()
+			if err == nil && string(raw) != "null" {
+				c.errRaw = raw
+			}
+			return err
+		}
+		return p.skip()
+	})
+	if err != nil {
+		return err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return errSyntax
+	}
+	return nil
+}
+
+func (p *scanner) choice(c *chunk) error {
+	return p.object(func(key []byte) error {
+		switch string(key) {
+		case "delta":
+			return p.object(func(key []byte) error {
+				switch string(key) {
+				case "content":
+					return p.nullableString(&c.content)
+				case "refusal":
+					return p.nullableString(&c.refusal)
+				case "tool_calls":
+					if p.null() {
+						return nil
+					}
+					return p.array(func(int) error {
+						var tc openai.ToolCallDelta
+						err := p.object(func(key []byte) error {
+							switch string(key) {
+							case "index":
+								return p.int(&tc.Index)
+							case "id":
+								return p.nullableString(&tc.ID)
+							case "function":
+								return p.object(func(key []byte) error {
+									switch string(key) {
+									case "name":
+										return p.nullableString(&tc.Name)
+									case "arguments":
+										return p.nullableString(&tc.Arguments)
+									}
+									return p.skip()
+								})
+							}
+							return p.skip()
+						})
+						c.toolCalls = append(c.toolCalls, tc)
+						return err
+					})
+				}
+				return p.skip()
+			})
+		case "text":
+			return p.nullableString(&c.content)
+		case "finish_reason":
+			return p.nullableString(&c.finish)
+		}
+		return p.skip()
+	})
+}
+
+var errSyntax = errors.New("invalid JSON in stream chunk")
+
+// scanner is a minimal JSON reader over one value in memory.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (p *scanner) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *scanner) peek() byte {
+	p.ws()
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+func (p *scanner) expect(c byte) error {
+	if p.peek() != c {
+		return errSyntax
+	}
+	p.i++
+	return nil
+}
+
+// object calls field for each key, positioned at its value; field must consume the value.
+// A null object is accepted as empty.
+func (p *scanner) object(field func(key []byte) error) error {
+	if p.null() {
+		return nil
+	}
+	if err := p.expect('{'); err != nil {
+		return err
+	}
+	if p.peek() == '}' {
+		p.i++
+		return nil
+	}
+	for {
+		key, err := p.rawString()
+		if err != nil {
+			return err
+		}
+		if err := p.expect(':'); err != nil {
+			return err
+		}
+		p.ws()
+		if err := field(key); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+func (p *scanner) array(elem func(i int) error) error {
+	if p.null() {
+		return nil
+	}
+	if err := p.expect('['); err != nil {
+		return err
+	}
+	if p.peek() == ']' {
+		p.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		p.ws()
+		if err := elem(n); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+func (p *scanner) null() bool {
+	p.ws()
+	if len(p.b)-p.i >= 4 && string(p.b[p.i:p.i+4]) == "null" {
+		p.i += 4
+		return true
+	}
+	return false
+}
+
+func (p *scanner) nullableString(dst *string) error {
+	if p.null() {
+		return nil
+	}
+	raw, err := p.rawString()
+	if err != nil {
+		return err
+	}
+	*dst, err = unquote(raw)
+	return err
+}
+
+func (p *scanner) int(dst *int) error {
+	p.ws()
+	start := p.i
+	if err := p.skip(); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(string(p.b[start:p.i]))
+	if err != nil {
+		return errSyntax
+	}
+	*dst = n
+	return nil
+}
+
+// rawString returns the bytes between the quotes of a string, escapes untouched.
+func (p *scanner) rawString() ([]byte, error) {
+	if p.peek() != '"' {
+		return nil, errSyntax
+	}
+	start := p.i + 1
+	for i := start; i < len(p.b); i++ {
+		switch c := p.b[i]; {
+		case c == '\\':
+			i++
+		case c == '"':
+			p.i = i + 1
+			return p.b[start:i], nil
+		case c < 0x20:
+			return nil, errSyntax
+		}
+	}
+	return nil, errSyntax
+}
+
+// raw returns the bytes of the next value.
+func (p *scanner) raw() ([]byte, error) {
+	p.ws()
+	start := p.i
+	err := p.skip()
+	return p.b[start:p.i], err
+}
+
+// skip consumes one value of any type, validating it.
+func (p *scanner) skip() error {
+	switch c := p.peek(); {
+	case c == '{':
+		return p.object(func([]byte) error { return p.skip() })
+	case c == '[':
+		return p.array(func(int) error { return p.skip() })
+	case c == '"':
+		raw, err := p.rawString()
+		if err != nil {
+			return err
+		}
+		_, err = unquote(raw)
+		return err
+	case c == 't' || c == 'f' || c == 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
+				p.i += len(lit)
+				return nil
+			}
+		}
+		return errSyntax
+	case c == '-' || c >= '0' && c <= '9':
+		start := p.i
+		for p.i < len(p.b) && isNumberByte(p.b[p.i]) {
+			p.i++
+		}
+		if !json.Valid(p.b[start:p.i]) {
+			return errSyntax
+		}
+		return nil
+	}
+	return errSyntax
+}
+
+func isNumberByte(d byte) bool {
+	return d >= '0' && d <= '9' || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E'
+}
+
+// unquote decodes the inside of a JSON string. Strings without escapes (almost every token)
+// are copied as they are.
+func unquote(raw []byte) (string, error) {
+	esc := false
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf {
+			esc = true
+			break
+		}
+	}
+	if !esc {
+		return string(raw), nil
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(raw[i:])
+			out = utf8.AppendRune(out, r) // invalid bytes become U+FFFD, as encoding/json does
+			i += size
+			continue
+		}
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(raw) {
+			return "", errSyntax
+		}
+		i++
+		switch raw[i] {
+		case '"', '\\', '/':
+			out = append(out, raw[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(raw, i+1)
+			if !ok {
+				return "", errSyntax
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(raw, i+3); ok && i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						out = utf8.AppendRune(out, dec)
+						i += 7
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", errSyntax
+		}
+		i++
+	}
+	return string(out), nil
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

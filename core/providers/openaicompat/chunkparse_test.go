@@ -1,0 +1,203 @@
+package openaicompat
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/fngate/fngate/core/openai"
+)
+
+// referenceChunk decodes what parseChunk reads, with encoding/json.
+type referenceChunk struct {
+	Choices []struct {
+		Text  *string `json:"text"`
+		Delta struct {
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int     `json:"index"`
+				ID       *string `json:"id"`
+				Function struct {
+					Name      *string `json:"name"`
+					Arguments *string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openai.Usage   `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (r *referenceChunk) toChunk() chunk {
+	var c chunk
+	if len(r.Choices) > 0 {
+		ch := r.Choices[0]
+		c.content = deref(ch.Delta.Content)
+		if ch.Text != nil {
+			c.content = *ch.Text
+		}
+		c.refusal = deref(ch.Delta.Refusal)
+		for _, tc := range ch.Delta.ToolCalls {
+			c.toolCalls = append(c.toolCalls, openai.ToolCallDelta{Index: tc.Index, ID: deref(tc.ID), Name: deref(tc.Function.Name), Arguments: deref(tc.Function.Arguments)})
+		}
+		c.finish = deref(ch.FinishReason)
+	}
+	c.usage = r.Usage
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		c.errRaw = r.Error
+	}
+	return c
+}
+
+var chunkSeeds = []string{
+	`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"content":" h\u00e9llo \"q\" \\ \n \ud83c\udf89"},"finish_reason":null}],"usage":null}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`,
+	`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+	`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":1}}}`,
+	`{"choices":[{"index":0,"text":" once","finish_reason":null}]}`,
+	`{"error":{"code":502,"message":"down"}}`,
+	`{"choices":[{"index":0,"delta":{"content":"x","reasoning":"think","reasoning_details":[{"a":[1,2.5e3,true,false,null]}]}}],"obfuscation":"abc"}`,
+	`{"choices":[{"delta":{"content":null,"refusal":"I can't"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]}`,
+}
+
+func TestParseChunkMatchesEncodingJSON(t *testing.T) {
+	for _, s := range chunkSeeds {
+		var ref referenceChunk
+		if err := json.Unmarshal([]byte(s), &ref); err != nil {
+			t.Fatalf("seed %s: %v", s, err)
+		}
+		var got chunk
+		if err := parseChunk([]byte(s), &got); err != nil {
+			t.Fatalf("parseChunk(%s): %v", s, err)
+		}
+		if want := ref.toChunk(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", s, got, want)
+		}
+	}
+	for _, bad := range []string{`{"choices":[{"delta":{"content":"x}}]}`, `{"choices":[`, `{"a":tru}`, `{"a":1}x`, `{"a":"\q"}`, `{"a":01x}`} {
+		var c chunk
+		if parseChunk([]byte(bad), &c) == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+}
+
+// FuzzParseChunk: nothing panics, and wherever encoding/json accepts a chunk parseChunk reads
+// the same fields. The comparison is limited to inputs in the form providers write: keys
+// matched exactly (encoding/json also folds their case) and no key twice in an object
+// (encoding/json merges repeats in ways no provider relies on).
+func FuzzParseChunk(f *testing.F) {
+	for _, s := range chunkSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got chunk
+		gerr := parseChunk(b, &got)
+		if !providerForm(b) {
+			return
+		}
+		var ref referenceChunk
+		if err := json.Unmarshal(b, &ref); err != nil {
+			return
+		}
+		if gerr != nil {
+			t.Fatalf("encoding/json accepts %q but parseChunk says %v", b, gerr)
+		}
+		if want := ref.toChunk(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got %+v\nwant %+v", b, got, want)
+		}
+	})
+}
+
+// FuzzChunkStrings covers escapes and Unicode in the fields the gateway forwards.
+func FuzzChunkStrings(f *testing.F) {
+	f.Add("hello", `{"a":1}`, "stop")
+	f.Add("\u2028 \"q\" \xff \U0001F389", "", "")
+	f.Fuzz(func(t *testing.T, content, args, finish string) {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
+			"delta": map[string]any{"content": content, "tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": args}}}}}}})
+		var got chunk
+		if err := parseChunk(b, &got); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		var ref referenceChunk
+		if err := json.Unmarshal(b, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if want := ref.toChunk(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", b, got, want)
+		}
+	})
+}
+
+func providerForm(b []byte) bool {
+	for _, c := range b {
+		if c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return false
+		}
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	var stack []map[string]bool
+	expectKey := false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return true
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, map[string]bool{})
+				expectKey = true
+				continue
+			case '}':
+				stack = stack[:len(stack)-1]
+			case '[':
+				stack = append(stack, nil)
+			case ']':
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if expectKey && len(stack) > 0 && stack[len(stack)-1] != nil {
+				if stack[len(stack)-1][v] {
+					return false
+				}
+				stack[len(stack)-1][v] = true
+				expectKey = false
+				continue
+			}
+		}
+		expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
+	}
+}
+
+func BenchmarkParseChunk(b *testing.B) {
+	data := []byte(chunkSeeds[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		var c chunk
+		_ = parseChunk(data, &c)
+	}
+}
+
+func BenchmarkUnmarshalChunk(b *testing.B) {
+	data := []byte(chunkSeeds[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		var c referenceChunk
+		_ = json.Unmarshal(data, &c)
+	}
+}

@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const chatBody = `{"model":"%s","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Summarise the plot of a long novel in one hundred and fifty words, please."}]%s}`
+
+func body(model string, stream bool) string {
+	extra := ""
+	if stream {
+		extra = `,"stream":true`
+	}
+	return fmt.Sprintf(chatBody, model, extra)
+}
+
+type target struct {
+	name  string
+	url   string
+	model string
+	pid   int // process whose CPU is charged to this target (0: none)
+}
+
+type result struct {
+	lat, ttft []time.Duration
+	errs      int
+	elapsed   time.Duration
+	cpu       time.Duration
+}
+
+func (r *result) add(o result) {
+	r.lat = append(r.lat, o.lat...)
+	r.ttft = append(r.ttft, o.ttft...)
+	r.errs += o.errs
+	r.elapsed += o.elapsed
+	r.cpu += o.cpu
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p)
+	return s[i]
+}
+
+func msf(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
+
+// closedLoop keeps conc requests in flight for dur and records each one's latency (and, for
+// streams, time to the first content chunk).
+func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stream bool) result {
+	payload := body(t.model, stream)
+	cpu0 := cpuTime(t.pid)
+	start := time.Now()
+	deadline := start.Add(dur)
+	var mu sync.Mutex
+	var res result
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat, ttft []time.Duration
+			errs := 0
+			for time.Now().Before(deadline) {
+				l, f, err := oneRequest(client, t.url, payload, stream)
+				if err != nil {
+					errs++
+					continue
+				}
+				lat = append(lat, l)
+				if stream {
+					ttft = append(ttft, f)
+				}
+			}
+			mu.Lock()
+			res.lat = append(res.lat, lat...)
+			res.ttft = append(res.ttft, ttft...)
+			res.errs += errs
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	res.cpu = cpuTime(t.pid) - cpu0
+	return res
+}
+
+var tokMarker = []byte("tok")
+
+func oneRequest(client *http.Client, url, payload string, stream bool) (time.Duration, time.Duration, error) {
+	t0 := time.Now()
+	resp, err := client.Post(url, "application/json", strings.NewReader(payload))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return 0, 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	if !stream {
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return 0, 0, err
+		}
+		return time.Since(t0), 0, nil
+	}
+	br := bufio.NewReaderSize(resp.Body, 32<<10)
+	var first time.Duration
+	done := false
+	for {
+		line, err := br.ReadSlice('\n')
+		if first == 0 && bytes.Contains(line, tokMarker) {
+			first = time.Since(t0)
+		}
+		if bytes.HasPrefix(line, []byte("data: [DONE]")) {
+			done = true
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !done || first == 0 {
+		return 0, 0, fmt.Errorf("incomplete stream")
+	}
+	return time.Since(t0), first, nil
+}
+
+// cpuTime is the user+system CPU a process has used (Linux /proc; 0 elsewhere).
+func cpuTime(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const clkTck = 100 // USER_HZ on Linux
+	return time.Duration(u+st) * time.Second / clkTck
+}
+
+func rssMB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+const gatewayConfig = `
+auth: none
+limits: {max_in_flight: 5000}
+connections:
+  up: {kind: openai-compatible, base_url: "http://%[1]s/v1"}
+  claude: {kind: anthropic, api_key: bench-key-not-secret, base_url: "http://%[1]s"}
+  hold: {kind: openai-compatible, base_url: "http://%[2]s/v1"}
+models:
+  bench/openai: {routes: [{connection: up, model: bench}]}
+  bench/anthropic: {max_output_tokens: 1024, routes: [{connection: claude, model: bench}]}
+  bench/hold: {routes: [{connection: hold, model: bench}]}
+`
+
+type table struct {
+	rows  [][]string
+	notes []string
+}
+
+func (t *table) add(cols ...string) { t.rows = append(t.rows, cols) }
+
+func run(quick bool, out string) error {
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fngate-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	fmt.Fprintln(os.Stderr, "building the local server...")
+	gwBin := filepath.Join(tmp, "fngate-local")
+	build := exec.Command("go", "build", "-o", gwBin, "./functions/local")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the local server: %w", err)
+	}
+
+	upAddr, holdAddr, proxyAddr, gwAddr := freeAddr(), freeAddr(), freeAddr(), freeAddr()
+	up, err := start("upstream", "", self, "-mode", "upstream", "-addr", upAddr)
+	if err != nil {
+		return err
+	}
+	defer up.stop()
+	holdUp, err := start("upstream-hold", "", self, "-mode", "upstream", "-addr", holdAddr, "-hold", "50ms")
+	if err != nil {
+		return err
+	}
+	defer holdUp.stop()
+	proxy, err := start("proxy", "", self, "-mode", "proxy", "-addr", proxyAddr, "-target", "http://"+upAddr)
+	if err != nil {
+		return err
+	}
+	defer proxy.stop()
+	gw, err := startGateway(ctx, tmp, gwBin, gwAddr, fmt.Sprintf(gatewayConfig, upAddr, holdAddr))
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+	for _, a := range []string{upAddr, holdAddr, proxyAddr} {
+		if err := waitReady(ctx, a); err != nil {
+			return err
+		}
+	}
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}
+	direct := target{"direct", "http://" + upAddr + "/v1/chat/completions", "bench", 0}
+	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.cmd.Process.Pid}
+	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.cmd.Process.Pid}
+	targets := []target{direct, viaProxy, viaGW}
+
+	phase, rounds := 1500*time.Millisecond, 3
+	if quick {
+		phase, rounds = 300*time.Millisecond, 1
+	}
+	// Warm connections and code paths.
+	for _, t := range targets {
+		closedLoop(client, t, 16, 200*time.Millisecond, false)
+		closedLoop(client, t, 4, 100*time.Millisecond, true)
+	}
+
+	var tab table
+	tab.add("Scenario", "Target", "p50 ms", "p90 ms", "p99 ms", "req/s", "added p50 ms", "added p99 ms", "CPU ms/req")
+	summary := map[string]string{}
+	measure := func(label string, conc int, stream bool, ts []target, pick func(r *result) []time.Duration) {
+		res := make([]result, len(ts))
+		for range rounds {
+			for i, t := range ts {
+				res[i].add(closedLoop(client, t, conc, phase, stream))
+			}
+		}
+		base := pick(&res[0])
+		for i, t := range ts {
+			d := pick(&res[i])
+			added50, added99 := "", ""
+			if i > 0 {
+				added50 = msf(pct(d, .5) - pct(base, .5))
+				added99 = msf(pct(d, .99) - pct(base, .99))
+			}
+			cpu := ""
+			if t.pid != 0 && len(res[i].lat) > 0 {
+				cpu = strconv.FormatFloat(float64(res[i].cpu)/1e6/float64(len(res[i].lat)), 'f', 3, 64)
+			}
+			rps := float64(len(res[i].lat)) / res[i].elapsed.Seconds()
+			tab.add(label, t.name, msf(pct(d, .5)), msf(pct(d, .9)), msf(pct(d, .99)), strconv.FormatFloat(rps, 'f', 0, 64), added50, added99, cpu)
+			if res[i].errs > 0 {
+				tab.notes = append(tab.notes, fmt.Sprintf("%s / %s: %d failed requests", label, t.name, res[i].errs))
+			}
+			if t.name == "fngate" {
+				summary[label] = fmt.Sprintf("+%s/+%s ms", added50, added99)
+			}
+		}
+	}
+	lat := func(r *result) []time.Duration { return r.lat }
+	ttft := func(r *result) []time.Duration { return r.ttft }
+
+	for _, c := range []int{1, 16, 64} {
+		fmt.Fprintf(os.Stderr, "non-stream, %d in flight...\n", c)
+		measure(fmt.Sprintf("non-stream, %d in flight", c), c, false, targets, lat)
+	}
+	for _, c := range []int{1, 16} {
+		fmt.Fprintf(os.Stderr, "stream, %d in flight...\n", c)
+		measure(fmt.Sprintf("stream TTFT, %d in flight", c), c, true, targets, ttft)
+		measure(fmt.Sprintf("stream 200 chunks total, %d in flight", c), c, true, targets, lat)
+	}
+
+	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.cmd.Process.Pid}
+	if _, _, err := oneRequest(client, viaClaude.url, body(viaClaude.model, true), true); err == nil {
+		fmt.Fprintln(os.Stderr, "Anthropic route...")
+		directClaude := target{"direct (Anthropic wire)", "http://" + upAddr + "/v1/messages", "bench", 0}
+		_ = directClaude
+		measure("translation: OpenAI route vs Anthropic route, stream, 1 in flight", 1, true, []target{viaGW, viaClaude}, lat)
+		measure("translation: OpenAI route vs Anthropic route, non-stream, 16 in flight", 16, false, []target{viaGW, viaClaude}, lat)
+	} else {
+		tab.notes = append(tab.notes, "Anthropic route not measured: "+err.Error())
+	}
+
+	fmt.Fprintln(os.Stderr, "1,000 open streams...")
+	rss := openStreams(client, "http://"+gwAddr+"/v1/chat/completions", 1000, gw.cmd.Process.Pid)
+	idle := rssMB(gw.cmd.Process.Pid)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Machine: %d CPUs, %s/%s, %s. Phases of %v x %d rounds, targets interleaved.\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), phase, rounds)
+	for i, r := range tab.rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString(strings.Repeat("|---", len(r)) + "|\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nGateway RSS with 1,000 concurrent open streams: %.1f MB (after they closed: %.1f MB).\n", rss, idle)
+	for _, n := range tab.notes {
+		b.WriteString("\nNote: " + n + "\n")
+	}
+	fmt.Print(b.String())
+	fmt.Printf("\nSUMMARY added p50/p99: non-stream@1 %s, @16 %s, @64 %s; TTFT@1 %s; RSS 1000 streams %.0f MB\n",
+		summary["non-stream, 1 in flight"], summary["non-stream, 16 in flight"], summary["non-stream, 64 in flight"],
+		summary["stream TTFT, 1 in flight"], rss)
+	if out != "" {
+		return os.WriteFile(out, []byte(b.String()), 0o644)
+	}
+	return nil
+}
+
+// startGateway runs the local server on cfg; a binary built before the Anthropic provider
+// existed gets the config without that route.
+func startGateway(ctx context.Context, tmp, bin, addr, cfg string) (*process, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		path := filepath.Join(tmp, "bench.yaml")
+		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+			return nil, err
+		}
+		// Logs go to a file, as they go to a pipe on the platforms: their cost is in the figures.
+		gw, err := start("gateway", filepath.Join(tmp, "gateway.log"), bin, "-config", path, "-addr", addr)
+		if err != nil {
+			return nil, err
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- gw.cmd.Wait() }()
+		ready := make(chan error, 1)
+		go func() { ready <- waitReady(ctx, addr) }()
+		select {
+		case err := <-ready:
+			if err != nil {
+				gw.stop()
+				return nil, err
+			}
+			return gw, nil
+		case <-exited:
+			var kept []string
+			for _, l := range strings.Split(cfg, "\n") {
+				if !strings.Contains(l, "claude") {
+					kept = append(kept, l)
+				}
+			}
+			cfg = strings.Join(kept, "\n")
+		}
+	}
+	return nil, fmt.Errorf("the gateway did not start")
+}
+
+// openStreams holds n streams open through the gateway (the upstream pauses between chunks)
+// and reads the gateway's RSS once every stream has delivered its first chunk.
+func openStreams(client *http.Client, url string, n, pid int) float64 {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ready sync.WaitGroup
+	ready.Add(n)
+	payload := body("bench/hold", true)
+	for range n {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(payload))
+			resp, err := client.Do(req)
+			if err != nil {
+				ready.Done()
+				return
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			signalled := false
+			for {
+				line, err := br.ReadSlice('\n')
+				if !signalled && bytes.Contains(line, tokMarker) {
+					ready.Done()
+					signalled = true
+				}
+				if err != nil {
+					if !signalled {
+						ready.Done()
+					}
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { ready.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
+	time.Sleep(200 * time.Millisecond)
+	return rssMB(pid)
+}
