@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -59,6 +61,30 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
+// Every log line the suite writes, and every secret its configs hold: TestMain checks that no
+// secret ever reached a log line.
+var (
+	suiteLogs    logBuffer
+	suiteSecrets sync.Map
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	all := suiteLogs.String()
+	suiteSecrets.Range(func(k, _ any) bool {
+		if strings.Contains(all, k.(string)) {
+			fmt.Fprintf(os.Stderr, "FAIL: a configured secret (%.6s...) appears in the suite's logs\n", k.(string))
+			code = 1
+		}
+		return true
+	})
+	if code == 0 && !strings.Contains(all, `"msg":"provider_error"`) {
+		fmt.Fprintln(os.Stderr, "FAIL: the log scan saw no provider_error line; is it scanning the suite's logs at all?")
+		code = 1
+	}
+	os.Exit(code)
+}
+
 type testGateway struct {
 	*httptest.Server
 	logs *logBuffer
@@ -89,7 +115,10 @@ func newGatewayTB(t testing.TB, yamlConfig string, opts ...func(*gateway.Options
 		t.Fatalf("config: %v", err)
 	}
 	logs := &logBuffer{}
-	opt := gateway.Options{Registry: registry(), Logger: telemetry.NewLogger(logs, telemetry.FormatCloudWatch, cfg.Secrets)}
+	for _, s := range cfg.Secrets {
+		suiteSecrets.Store(s, true)
+	}
+	opt := gateway.Options{Registry: registry(), Logger: telemetry.NewLogger(io.MultiWriter(logs, &suiteLogs), telemetry.FormatCloudWatch, cfg.Secrets)}
 	for _, o := range opts {
 		o(&opt)
 	}

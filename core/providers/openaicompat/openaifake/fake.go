@@ -36,6 +36,7 @@ type Reply struct {
 	// Streaming faults, counted in content-bearing chunks: N > 0 strikes after N of them, -1
 	// right after the role chunk (before any content), 0 never.
 	StallBeforeHeaders time.Duration // wait before answering at all
+	ResetBeforeHeaders bool          // drop the connection without answering
 	ChunkDelay         time.Duration // pause between chunks
 	CutAfter           int           // close the connection
 	MalformedAfter     int           // send a broken JSON chunk
@@ -61,10 +62,12 @@ type Request struct {
 	Raw    []byte
 }
 
-// Server is the fake. Replies are consumed in order; when none is queued, Default answers.
+// Server is the fake. Script, when set, picks the reply for each request (concurrent tests
+// that need a reply per model); otherwise queued replies are consumed in order, then Default.
 type Server struct {
 	*httptest.Server
 	Default Reply
+	Script  func(Request) Reply
 
 	mu       sync.Mutex
 	queue    []Reply
@@ -140,7 +143,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rep := s.next()
+	rep := s.Default
+	if s.Script != nil {
+		rep = s.Script(Request{Path: r.URL.Path, Header: r.Header, Body: body, Raw: raw})
+	} else {
+		rep = s.next()
+	}
+	if rep.ResetBeforeHeaders {
+		cut(w)
+		return
+	}
 	if rep.StallBeforeHeaders > 0 {
 		select {
 		case <-time.After(rep.StallBeforeHeaders):

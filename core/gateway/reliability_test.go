@@ -1,0 +1,120 @@
+package gateway_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+)
+
+func TestInFlightCap(t *testing.T) {
+	g := newGateway(t, `
+limits: {max_in_flight: 2}
+connections:
+  slow: {kind: mock, delay_ms: 100}
+models:
+  slow: {routes: [{connection: slow, model: lorem}]}
+`)
+	var bodies []io.ReadCloser
+	for range 2 {
+		resp, err := http.Post(g.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"slow","stream":true,"messages":[{"role":"user","content":"x"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = resp.Body.Read(make([]byte, 1))
+		bodies = append(bodies, resp.Body)
+	}
+	r := g.chat(t, `{"model":"slow","messages":[{"role":"user","content":"x"}]}`)
+	if r.status != 429 || r.header.Get("Retry-After") == "" || r.errorObject(t)["code"] != "gateway_busy" {
+		t.Errorf("third request: %d %v %s", r.status, r.header, r.body)
+	}
+	// Clients that leave free their slots.
+	for _, b := range bodies {
+		b.Close()
+	}
+	waitFor(t, func() bool {
+		return g.chat(t, `{"model":"slow","max_completion_tokens":1,"messages":[{"role":"user","content":"x"}]}`).status == 200
+	}, "slots were not released when the clients left")
+}
+
+func TestConfiguredLimits(t *testing.T) {
+	g := newGateway(t, `
+limits: {max_messages: 2, max_tools: 1}
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`)
+	three := `"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]`
+	if r := g.chat(t, `{"model":"m",`+three+`}`); r.status != 400 || r.errorObject(t)["param"] != "messages" {
+		t.Errorf("messages limit: %d %s", r.status, r.body)
+	}
+	tools := `"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}]`
+	if r := g.chat(t, `{"model":"m",`+tools+`,"messages":[{"role":"user","content":"a"}]}`); r.status != 400 || r.errorObject(t)["param"] != "tools" {
+		t.Errorf("tools limit: %d %s", r.status, r.body)
+	}
+}
+
+func TestResetBeforeHeadersFailsOver(t *testing.T) {
+	for _, stream := range []string{"false", "true"} {
+		g, a, _ := newPair(t)
+		a.Enqueue(openaifake.Reply{ResetBeforeHeaders: true})
+		r := g.chat(t, `{`+hello+`,"stream":`+stream+`}`)
+		if r.status != 200 || r.header.Get("X-Fngate-Route") != "b/model-b" {
+			t.Fatalf("stream=%s: %d %q %s", stream, r.status, r.header.Get("X-Fngate-Route"), r.body)
+		}
+		if errs := g.logs.lines(t, "provider_error"); len(errs) != 1 || errs[0]["error_class"] != "unavailable" {
+			t.Errorf("stream=%s: %v", stream, errs)
+		}
+	}
+}
+
+func TestTotalTimeoutFailsOver(t *testing.T) {
+	a, b := openaifake.New(), openaifake.New()
+	defer a.Close()
+	defer b.Close()
+	g := newGateway(t, fmt.Sprintf(strings.Replace(twoUpstreams, "timeouts: {first_byte: 300ms, idle: 300ms}", "timeouts: {total: 300ms}", 1), a.BaseURL(), b.BaseURL()))
+	a.Enqueue(openaifake.Reply{StallBeforeHeaders: 10 * time.Second})
+	start := time.Now()
+	r := g.chat(t, `{`+hello+`}`)
+	if r.status != 200 || r.header.Get("X-Fngate-Route") != "b/model-b" || time.Since(start) > 5*time.Second {
+		t.Fatalf("%d %q after %v", r.status, r.header.Get("X-Fngate-Route"), time.Since(start))
+	}
+	if errs := g.logs.lines(t, "provider_error"); len(errs) != 1 || errs[0]["error_class"] != "timeout" {
+		t.Errorf("%v", errs)
+	}
+	waitFor(t, func() bool { return a.Canceled() == 1 }, "the timed-out upstream call was not cancelled")
+}
+
+// slowWriter is a client that takes its time over every write.
+type slowWriter struct {
+	header http.Header
+	body   strings.Builder
+	delay  time.Duration
+}
+
+func (w *slowWriter) Header() http.Header { return w.header }
+func (w *slowWriter) WriteHeader(int)     {}
+func (w *slowWriter) Write(b []byte) (int, error) {
+	time.Sleep(w.delay)
+	return w.body.Write(b)
+}
+
+// A client that reads slowly holds the gateway's writes back; that must not be blamed on the
+// provider: the idle clock runs only while the gateway waits on the upstream.
+func TestSlowClientIsNotAnIdleUpstream(t *testing.T) {
+	g, a, _ := newPair(t) // idle timeout 300ms
+	a.Enqueue(openaifake.Reply{Text: "one two three"})
+	w := &slowWriter{header: http.Header{}, delay: 400 * time.Millisecond}
+	req, _ := http.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{`+hello+`,"stream":true}`))
+	g.gw.ServeHTTP(w, req)
+	events := sseEvents(t, []byte(w.body.String()))
+	if events[len(events)-1] != "[DONE]" {
+		t.Fatalf("slow client got a broken stream: %v", events)
+	}
+	if errs := g.logs.lines(t, "provider_error"); len(errs) != 0 {
+		t.Errorf("a slow client was logged as a provider error: %v", errs)
+	}
+}
