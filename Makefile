@@ -31,3 +31,12 @@ fmt:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# Side-by-side latency, CPU and memory figures (fake upstream, gateway, bare reverse proxy).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./core/openai/ ./core/providers/openaicompat/ ./core/gateway/
+	$(GO) run ./scripts/bench $(BENCH_ARGS)
+
+# Mixed load with injected faults; fails on unexpected outcomes or growth. SOAK_ARGS=-duration 30s
+soak:
+	$(GO) run ./scripts/soak $(SOAK_ARGS)

@@ -38,6 +38,7 @@ func run() error {
 	configPath := flag.String("config", os.Getenv("FNGATE_CONFIG"), "config file (default: the embedded default; env FNGATE_CONFIG)")
 	addr := flag.String("addr", envOr("FNGATE_ADDR", "127.0.0.1:8080"), "listen address (env FNGATE_ADDR)")
 	shutdownGrace := flag.Duration("shutdown-grace", 30*time.Second, "how long in-flight streams may finish after SIGTERM")
+	debugAddr := flag.String("debug-addr", "", "serve pprof and runtime figures (/debug/fngate) on this address; never expose it")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -59,6 +60,11 @@ func run() error {
 		return err
 	}
 
+	if *debugAddr != "" {
+		if err := serveDebug(*debugAddr); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

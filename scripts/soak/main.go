@@ -1,0 +1,320 @@
+// Command soak runs a bounded mixed load with injected faults against the local server on
+// loopback and fails on any unexpected outcome, and on goroutine or memory growth at the end.
+//
+//	go run ./scripts/soak [-duration 2m] [-concurrency 16]
+//
+// Every scenario has exactly one right outcome, so any other is a bug: a failover that did not
+// happen, a broken stream that ended with [DONE], a leak.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+)
+
+func main() {
+	duration := flag.Duration("duration", 2*time.Minute, "how long to run the load")
+	concurrency := flag.Int("concurrency", 16, "requests in flight")
+	flag.Parse()
+	if err := run(*duration, *concurrency); err != nil {
+		fmt.Fprintln(os.Stderr, "soak: FAIL:", err)
+		os.Exit(1)
+	}
+}
+
+// The upstream plays one behaviour per upstream model name.
+func script(r openaifake.Request) openaifake.Reply {
+	model, _ := r.Body["model"].(string)
+	ok := openaifake.Reply{Text: "the quick brown fox jumps over the lazy dog", PromptTokens: 12, CompletionTokens: 9}
+	switch model {
+	case "flaky":
+		switch rand.IntN(5) {
+		case 0:
+			return openaifake.Reply{Status: 503}
+		case 1:
+			return openaifake.Reply{Status: 429, Header: map[string]string{"Retry-After": "1"}}
+		case 2:
+			return openaifake.Reply{ResetBeforeHeaders: true}
+		case 3:
+			return openaifake.Reply{Status: 529}
+		default:
+			return openaifake.Reply{StallBeforeHeaders: 2 * time.Second} // past first_byte
+		}
+	case "cutter":
+		ok.CutAfter = 3
+	case "malformed":
+		ok.MalformedAfter = 2
+	case "slow":
+		ok.ChunkDelay = 5 * time.Millisecond
+	}
+	return ok
+}
+
+const config = `
+auth: none
+timeouts: {first_byte: 500ms, idle: 2s, total: 30s}
+connections:
+  up: {kind: openai-compatible, base_url: "%s"}
+  mock: {kind: mock}
+models:
+  soak/ok: {routes: [{connection: up, model: steady}]}
+  soak/slow: {routes: [{connection: up, model: slow}]}
+  soak/failover:
+    routing: {max_attempts: 2}
+    routes: [{connection: up, model: flaky}, {connection: up, model: steady}]
+  soak/cut: {routes: [{connection: up, model: cutter}]}
+  soak/malformed: {routes: [{connection: up, model: malformed}]}
+  soak/mock: {routes: [{connection: mock, model: tools}]}
+`
+
+type scenario struct {
+	name   string
+	body   string
+	stream bool
+	// want is the one acceptable outcome: "ok" (200 and, for streams, [DONE]), "broken" (200,
+	// content, then an error event and no [DONE]), or an HTTP status such as "400".
+	want       string
+	disconnect bool // the client leaves after the first chunk
+}
+
+func chat(model string, stream bool, extra string) string {
+	return fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":"hello there"}]%s}`, model, stream, extra)
+}
+
+var scenarios = []scenario{
+	{"ok", chat("soak/ok", false, ""), false, "ok", false},
+	{"ok stream", chat("soak/ok", true, `,"stream_options":{"include_usage":true}`), true, "ok", false},
+	{"slow stream", chat("soak/slow", true, ""), true, "ok", false},
+	{"failover", chat("soak/failover", false, ""), false, "ok", false},
+	{"failover stream", chat("soak/failover", true, ""), true, "ok", false},
+	{"cut after output", chat("soak/cut", true, ""), true, "broken", false},
+	{"malformed after output", chat("soak/malformed", true, ""), true, "broken", false},
+	{"mock tools", chat("soak/mock", true, `,"tools":[{"type":"function","function":{"name":"f"}}]`), true, "ok", false},
+	{"client leaves", chat("soak/slow", true, ""), true, "", true},
+	{"refused field", chat("soak/ok", false, `,"top_p":0.5`), false, "400", false},
+	{"unknown model", chat("soak/none", false, ""), false, "404", false},
+	{"malformed body", `{"model":`, false, "400", false},
+}
+
+func run(duration time.Duration, concurrency int) error {
+	up := openaifake.New()
+	up.Script = script
+	defer up.Close()
+
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fngate-soak")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "fngate-local")
+	build := exec.Command("go", "build", "-o", bin, "./functions/local")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		return err
+	}
+	cfg := filepath.Join(tmp, "soak.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(config, up.BaseURL())), 0o600); err != nil {
+		return err
+	}
+	addr, debug := freeAddr(), freeAddr()
+	logf, _ := os.Create(filepath.Join(tmp, "gateway.log"))
+	gw := exec.Command(bin, "-config", cfg, "-addr", addr, "-debug-addr", debug)
+	gw.Stdout, gw.Stderr = logf, os.Stderr
+	if err := gw.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = gw.Process.Kill(); _ = gw.Wait() }()
+	if err := waitReady(addr); err != nil {
+		return err
+	}
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
+	base := "http://" + addr
+	fmt.Printf("soak: %d in flight for %v against %s\n", concurrency, duration, base)
+
+	load(client, base, concurrency, 5*time.Second) // warm-up, then the baseline
+	before, err := figures(debug)
+	if err != nil {
+		return err
+	}
+	counts, bad := load(client, base, concurrency, duration)
+	client.CloseIdleConnections()
+	time.Sleep(3 * time.Second) // let idle connections and timers wind down
+	after, err := figures(debug)
+	if err != nil {
+		return err
+	}
+
+	var names []string
+	total := 0
+	for k, n := range counts {
+		names = append(names, k)
+		total += n
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Printf("  %-24s %d\n", k, counts[k])
+	}
+	fmt.Printf("soak: %d requests (%.0f/s); goroutines %d -> %d; heap in use %.1f -> %.1f MB\n",
+		total, float64(total)/duration.Seconds(), before["goroutines"], after["goroutines"],
+		float64(before["heap_inuse"])/1e6, float64(after["heap_inuse"])/1e6)
+
+	var problems []string
+	if len(bad) > 0 {
+		problems = append(problems, fmt.Sprintf("%d unexpected outcomes, e.g. %s", len(bad), strings.Join(bad[:min(5, len(bad))], "; ")))
+	}
+	if after["goroutines"] > before["goroutines"]+10 {
+		problems = append(problems, fmt.Sprintf("goroutines grew from %d to %d", before["goroutines"], after["goroutines"]))
+	}
+	if after["heap_inuse"] > 2*before["heap_inuse"]+16<<20 {
+		problems = append(problems, fmt.Sprintf("heap in use grew from %d to %d bytes", before["heap_inuse"], after["heap_inuse"]))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	fmt.Println("soak: PASS")
+	return nil
+}
+
+// load runs the scenarios at random for d and returns the outcome counts and the unexpected ones.
+func load(client *http.Client, base string, concurrency int, d time.Duration) (map[string]int, []string) {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var bad []string
+	var stop atomic.Bool
+	time.AfterFunc(d, func() { stop.Store(true) })
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				sc := scenarios[rand.IntN(len(scenarios))]
+				got := do(client, base, sc)
+				mu.Lock()
+				counts[sc.name+": "+got]++
+				if sc.want != "" && got != sc.want {
+					bad = append(bad, fmt.Sprintf("%s: got %s, want %s", sc.name, got, sc.want))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return counts, bad
+}
+
+func do(client *http.Client, base string, sc scenario) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(sc.body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "transport error: " + err.Error()
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return fmt.Sprint(resp.StatusCode)
+	}
+	if !sc.stream {
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || m["choices"] == nil {
+			return "bad JSON body"
+		}
+		return "ok"
+	}
+	br := bufio.NewReader(resp.Body)
+	content, done, errEvent := false, false, false
+	for {
+		line, err := br.ReadBytes('\n')
+		switch {
+		case bytes.HasPrefix(line, []byte("data: [DONE]")):
+			done = true
+		case bytes.HasPrefix(line, []byte(`data: {"error"`)):
+			errEvent = true
+		case bytes.Contains(line, []byte(`"content":"`)) || bytes.Contains(line, []byte(`"tool_calls"`)):
+			content = true
+			if sc.disconnect {
+				return "left"
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	switch {
+	case done && !errEvent && content:
+		return "ok"
+	case errEvent && !done && content:
+		return "broken"
+	}
+	return fmt.Sprintf("stream content=%v error=%v done=%v", content, errEvent, done)
+}
+
+func figures(debugAddr string) (map[string]uint64, error) {
+	resp, err := http.Get("http://" + debugAddr + "/debug/fngate")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var m map[string]uint64
+	return m, json.NewDecoder(resp.Body).Decode(&m)
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func waitReady(addr string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("the gateway did not start on %s", addr)
+}
+
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("run from inside the fngate module")
+	}
+	return filepath.Dir(mod), nil
+}
