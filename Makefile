@@ -34,7 +34,7 @@ clean:
 
 # Side-by-side latency, CPU and memory figures (fake upstream, gateway, bare reverse proxy).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./core/openai/ ./core/providers/openaicompat/ ./core/gateway/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./core/openai/ ./core/providers/openaicompat/ ./core/providers/anthropic/ ./core/gateway/
 	$(GO) run ./scripts/bench $(BENCH_ARGS)
 
 # Mixed load with injected faults; fails on unexpected outcomes or growth. SOAK_ARGS=-duration 30s

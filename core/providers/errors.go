@@ -125,25 +125,31 @@ func ClassifyStatus(status int) Class {
 	return Unavailable
 }
 
-// AsError converts any error from a provider call into an *Error. Context cancellation by the
-// gateway's own timers arrives here as the cause of ctx.
+// AsError converts any error from a provider call into an *Error. When the gateway itself
+// cancelled the attempt (first-byte, idle or total timeout) that cause wins over whatever the
+// interrupted read reported. The result is never one of the shared sentinels.
 func AsError(ctx context.Context, err error, provider string) *Error {
-	var pe *Error
-	if errors.As(err, &pe) {
-		if pe.Provider == "" {
-			pe.Provider = provider
-		}
-		return pe
-	}
 	if cause := context.Cause(ctx); cause != nil {
+		var pe *Error
 		if errors.As(cause, &pe) {
-			c := *pe // the causes are shared sentinels
+			c := *pe
 			c.Provider, c.Err = provider, err
 			return &c
 		}
-		if errors.Is(cause, context.DeadlineExceeded) {
-			return &Error{Class: Timeout, Message: "the attempt exceeded its time limit", Provider: provider, Err: err}
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		if pe.Provider == "" || pe == ErrFirstByteTimeout || pe == ErrIdleTimeout {
+			c := *pe
+			if c.Provider == "" {
+				c.Provider = provider
+			}
+			return &c
 		}
+		return pe
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return &Error{Class: Timeout, Message: "the attempt exceeded its time limit", Provider: provider, Err: err}
 	}
 	return &Error{Class: Unavailable, Message: "connection failed: " + err.Error(), Provider: provider, Err: err}
 }

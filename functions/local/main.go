@@ -22,6 +22,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 	"github.com/fngate/fngate/core/telemetry"
@@ -97,6 +98,7 @@ func registry() providers.Registry {
 	r := providers.Registry{}
 	mock.Register(r)
 	openaicompat.Register(r)
+	anthropic.Register(r)
 	return r
 }
 

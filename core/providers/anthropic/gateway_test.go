@@ -1,0 +1,619 @@
+package anthropic_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/anthropic"
+	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/core/providers/mock"
+)
+
+// The gateway under test: every Anthropic route points at the fake. gw/claude-backup and
+// gw/claude-badkey fail over to the mock, which echoes the last user message.
+const gatewayConfig = `
+connections:
+  claude:
+    kind: anthropic
+    api_key: ` + anthropicfake.APIKey + `
+    base_url: FAKE
+  claude-revoked:
+    kind: anthropic
+    api_key: sk-ant-revoked
+    base_url: FAKE
+    anthropic_version: "2023-01-01"
+  backup:
+    kind: mock
+models:
+  gw/claude:
+    max_output_tokens: 2048
+    routes:
+      - {connection: claude, model: claude-sonnet-4-5}
+  gw/claude-backup:
+    routes:
+      - {connection: claude, model: claude-sonnet-4-5}
+      - {connection: backup, model: echo}
+  gw/claude-badkey:
+    routes:
+      - {connection: claude-revoked, model: claude-sonnet-4-5}
+      - {connection: backup, model: echo}
+  gw/claude-slow:
+    timeouts: {idle: 80ms}
+    routes:
+      - {connection: claude, model: claude-sonnet-4-5}
+`
+
+type harness struct {
+	fake   *anthropicfake.Server
+	url    string
+	client oai.Client
+	logs   *syncBuffer
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	fake := anthropicfake.New()
+	t.Cleanup(fake.Close)
+	cfg, err := config.Parse(context.Background(), []byte(strings.ReplaceAll(gatewayConfig, "FAKE", fake.URL)), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := providers.Registry{}
+	anthropic.Register(reg)
+	mock.Register(reg)
+	logs := &syncBuffer{}
+	gw, err := gateway.New(cfg, gateway.Options{Registry: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	client := oai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	return &harness{fake: fake, url: srv.URL, client: client, logs: logs}
+}
+
+// syncBuffer collects log lines written by handler goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the parsed log lines once n request summaries were written (the summary is
+// each request's last line; a stream's may follow its [DONE]).
+func (b *syncBuffer) lines(t *testing.T, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.mu.Lock()
+		raw := b.buf.String()
+		b.mu.Unlock()
+		var out []map[string]any
+		requests := 0
+		sc := bufio.NewScanner(strings.NewReader(raw))
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("log line is not JSON: %s", sc.Text())
+			}
+			out = append(out, m)
+			if m["msg"] == gateway.MsgRequest {
+				requests++
+			}
+		}
+		if requests >= n {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited for %d request lines, have:\n%s", n, raw)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// attempts returns the attempt lines (successful and failed) of the first n requests.
+func (h *harness) attempts(t *testing.T, n int) []map[string]any {
+	var out []map[string]any
+	for _, l := range h.logs.lines(t, n) {
+		if l["msg"] == gateway.MsgAttempt || l["msg"] == gateway.MsgProviderError {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func checkAttempt(t *testing.T, a map[string]any, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		if a[k] != v {
+			t.Errorf("attempt log %s = %v, want %v (line %v)", k, a[k], v, a)
+		}
+	}
+}
+
+func userOnly(model, text string) oai.ChatCompletionNewParams {
+	return oai.ChatCompletionNewParams{Model: model, Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage(text)}}
+}
+
+// rawStream posts a streaming chat request and returns the status, headers and whole body.
+func (h *harness) rawStream(t *testing.T, body string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Post(h.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+var weatherTools = []oai.ChatCompletionToolUnionParam{
+	oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather", Description: oai.String("Current weather"),
+		Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}),
+	oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_time"}),
+}
+
+// TestChatThroughGateway: a non-streamed answer reaches the SDK with the usage arithmetic
+// applied, and the request Anthropic got carries the system prompt at the top and the
+// model's ceiling as max_tokens.
+func TestChatThroughGateway(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Enqueue(anthropicfake.Reply{Answer: &anthropicfake.Answer{
+		Blocks: []anthropicfake.Block{anthropicfake.Thinking("hmm"), anthropicfake.Text("Bonjour!")},
+		Usage:  anthropicfake.Usage{Input: 12, CacheCreation: 100, CacheRead: 2000, Output: 9}}})
+	var raw *http.Response
+	params := oai.ChatCompletionNewParams{Model: "gw/claude", User: oai.String("alice"), Messages: []oai.ChatCompletionMessageParamUnion{
+		oai.SystemMessage("Answer in French."), oai.UserMessage("Hello")}}
+	comp, err := h.client.Chat.Completions.New(context.Background(), params, option.WithResponseInto(&raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comp.Choices) != 1 || comp.Choices[0].Message.Content != "Bonjour!" || comp.Choices[0].FinishReason != "stop" || comp.Model != "gw/claude" {
+		t.Fatalf("completion %s", comp.RawJSON())
+	}
+	u := comp.Usage
+	if u.PromptTokens != 2112 || u.PromptTokensDetails.CachedTokens != 2000 || u.CompletionTokens != 9 || u.TotalTokens != 2121 {
+		t.Errorf("usage %s", u.RawJSON())
+	}
+	if raw.Header.Get(gateway.HeaderRoute) != "claude/claude-sonnet-4-5" {
+		t.Errorf("route header %q", raw.Header.Get(gateway.HeaderRoute))
+	}
+	got := h.fake.Last()
+	if got.Rejected != nil {
+		t.Fatal(got.Rejected)
+	}
+	var sent struct {
+		Model     string `json:"model"`
+		MaxTokens int    `json:"max_tokens"`
+		System    string `json:"system"`
+		Messages  []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(got.Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Model != "claude-sonnet-4-5" || sent.MaxTokens != 2048 || sent.System != "Answer in French." || len(sent.Messages) != 1 || sent.Messages[0].Role != "user" {
+		t.Errorf("sent %s", got.Body)
+	}
+	if got.Header.Get("X-Api-Key") != anthropicfake.APIKey || got.Header.Get("Anthropic-Version") != "2023-06-01" {
+		t.Errorf("headers %v", got.Header)
+	}
+	if _, leaked := got.Parsed["user"]; leaked {
+		t.Error("the client's user label reached Anthropic")
+	}
+	a := h.attempts(t, 1)
+	if len(a) != 1 {
+		t.Fatalf("%d attempts", len(a))
+	}
+	checkAttempt(t, a[0], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "anthropic", "route": "claude/claude-sonnet-4-5"})
+	if usage, _ := a[0]["usage"].(map[string]any); usage["prompt_tokens"] != 2112.0 || usage["cached_tokens"] != 2000.0 {
+		t.Errorf("logged usage %v", a[0]["usage"])
+	}
+}
+
+// TestStreamThroughGateway: the SDK reads the streamed answer, gets one usage chunk with
+// include_usage, and the raw stream has the OpenAI shape: role on the first content chunk,
+// the finish chunk, the usage chunk, then [DONE]. The fake writes the events cut into
+// 5-byte pieces.
+func TestStreamThroughGateway(t *testing.T) {
+	h := newHarness(t)
+	answer := &anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("The quick brown fox jumps.")},
+		Usage: anthropicfake.Usage{Input: 20, CacheRead: 5, Output: 7}}
+	h.fake.Enqueue(anthropicfake.Reply{Answer: answer, ChunkSize: 5}, anthropicfake.Reply{Answer: answer})
+
+	params := userOnly("gw/claude", "Tell me about foxes")
+	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
+	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
+	var text strings.Builder
+	var finish string
+	var usage []oai.CompletionUsage
+	for stream.Next() {
+		c := stream.Current()
+		if len(c.Choices) > 0 {
+			text.WriteString(c.Choices[0].Delta.Content)
+			if c.Choices[0].FinishReason != "" {
+				finish = c.Choices[0].FinishReason
+			}
+		}
+		if c.JSON.Usage.Valid() && c.Usage.TotalTokens > 0 {
+			usage = append(usage, c.Usage)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if text.String() != "The quick brown fox jumps." || finish != "stop" {
+		t.Errorf("text %q finish %q", text.String(), finish)
+	}
+	if len(usage) != 1 || usage[0].PromptTokens != 25 || usage[0].PromptTokensDetails.CachedTokens != 5 || usage[0].CompletionTokens != 7 || usage[0].TotalTokens != 32 {
+		t.Errorf("usage chunks %+v", usage)
+	}
+	if !h.fake.Last().Stream() {
+		t.Error("Anthropic was not asked to stream")
+	}
+
+	resp, body := h.rawStream(t, `{"model":"gw/claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	}
+	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+	if !strings.Contains(events[0], `"delta":{"role":"assistant","content":"The quick "}`) {
+		t.Errorf("first event %s: the role must come with the first content", events[0])
+	}
+	n := len(events)
+	if n < 4 || events[n-1] != "data: [DONE]" || !strings.Contains(events[n-2], `"choices":[],"usage":{"prompt_tokens":25,`) ||
+		!strings.Contains(events[n-3], `"finish_reason":"stop"`) {
+		t.Errorf("stream tail:\n%s", strings.Join(events[max(0, n-3):], "\n"))
+	}
+}
+
+var toolAnswer = &anthropicfake.Answer{
+	Blocks: []anthropicfake.Block{
+		anthropicfake.Text("Let me check both."),
+		anthropicfake.ToolUse("toolu_01A09q90qw90lq917835lq9", "get_weather", `{"city":"Paris","note":"say \"hi\" caf\u00e9 ñ"}`),
+		anthropicfake.ToolUse("toolu_01B", "get_time", `{}`),
+	},
+	StopReason: "tool_use",
+	Usage:      anthropicfake.Usage{Input: 300, Output: 80},
+}
+
+// TestStreamedToolCallsEqualNonStream: for the same scripted answer (text, then two
+// parallel tool_use blocks whose input streams in fragments cut inside tokens and escapes),
+// the SDK's ChatCompletionAccumulator assembles exactly the message the non-streamed call
+// returns. Then the tool results go back and Anthropic's placement rules hold.
+func TestStreamedToolCallsEqualNonStream(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Enqueue(anthropicfake.Reply{Answer: toolAnswer}, anthropicfake.Reply{Answer: toolAnswer, ChunkSize: 7})
+	params := userOnly("gw/claude", "Weather in Paris, and the time?")
+	params.Tools = weatherTools
+
+	comp, err := h.client.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
+	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
+	var acc oai.ChatCompletionAccumulator
+	var finished []string
+	for stream.Next() {
+		if !acc.AddChunk(stream.Current()) {
+			t.Fatal("the accumulator refused a chunk")
+		}
+		if tc, ok := acc.JustFinishedToolCall(); ok {
+			finished = append(finished, tc.Name)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	want, got := comp.Choices[0], acc.Choices[0]
+	if want.FinishReason != "tool_calls" || got.FinishReason != want.FinishReason {
+		t.Errorf("finish reasons: stream %q, non-stream %q", got.FinishReason, want.FinishReason)
+	}
+	if want.Message.Content != "Let me check both." || got.Message.Content != want.Message.Content {
+		t.Errorf("content: stream %q, non-stream %q", got.Message.Content, want.Message.Content)
+	}
+	if len(want.Message.ToolCalls) != 2 || len(got.Message.ToolCalls) != 2 {
+		t.Fatalf("tool calls: stream %d, non-stream %d", len(got.Message.ToolCalls), len(want.Message.ToolCalls))
+	}
+	for i := range want.Message.ToolCalls {
+		w, g := want.Message.ToolCalls[i], got.Message.ToolCalls[i]
+		if g.ID != w.ID || g.Function.Name != w.Function.Name || g.Function.Arguments != w.Function.Arguments || g.Type != "function" {
+			t.Errorf("tool call %d: stream %+v, non-stream %+v", i, g.Function, w.Function)
+		}
+	}
+	var args struct{ City, Note string }
+	if err := json.Unmarshal([]byte(got.Message.ToolCalls[0].Function.Arguments), &args); err != nil || args.Note != `say "hi" café ñ` {
+		t.Errorf("arguments %q: %v", got.Message.ToolCalls[0].Function.Arguments, err)
+	}
+	if got.Message.ToolCalls[0].ID != "toolu_01A09q90qw90lq917835lq9" || got.Message.ToolCalls[1].Function.Arguments != "{}" {
+		t.Errorf("ids must pass through and an empty input is {}: %+v", got.Message.ToolCalls)
+	}
+	if acc.Usage.PromptTokens != comp.Usage.PromptTokens || acc.Usage.CompletionTokens != comp.Usage.CompletionTokens || acc.Usage.TotalTokens != 380 {
+		t.Errorf("usage: stream %s, non-stream %s", acc.Usage.RawJSON(), comp.Usage.RawJSON())
+	}
+	if strings.Join(finished, ",") != "get_weather,get_time" {
+		t.Errorf("finished tool calls %v", finished)
+	}
+
+	// Round trip: the assistant turn and both results go back; the fake refuses any
+	// misplaced tool_result.
+	h.fake.Enqueue(anthropicfake.Reply{Answer: &anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("Sunny, 14:00.")}}})
+	next := userOnly("gw/claude", "Weather in Paris, and the time?")
+	next.Tools = weatherTools
+	next.Messages = append(next.Messages, comp.Choices[0].Message.ToParam(),
+		oai.ToolMessage("18C and sunny", want.Message.ToolCalls[0].ID),
+		oai.ToolMessage("14:00", want.Message.ToolCalls[1].ID),
+		oai.UserMessage("Summarise."))
+	final, err := h.client.Chat.Completions.New(context.Background(), next)
+	if err != nil {
+		t.Fatalf("%v (fake: %v)", err, h.fake.Last().Rejected)
+	}
+	if final.Choices[0].Message.Content != "Sunny, 14:00." {
+		t.Errorf("final %s", final.RawJSON())
+	}
+}
+
+// TestRefusedBeforeAnyCall: what an Anthropic route cannot serve is a typed 400 naming the
+// param, and Anthropic never sees the request.
+func TestRefusedBeforeAnyCall(t *testing.T) {
+	h := newHarness(t)
+	strict := userOnly("gw/claude", "hi")
+	strict.Tools = []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+		Name: "f", Strict: oai.Bool(true), Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{}, "additionalProperties": false}})}
+	hot := userOnly("gw/claude", "hi")
+	hot.Temperature = oai.Float(1.5)
+	late := oai.ChatCompletionNewParams{Model: "gw/claude", Messages: []oai.ChatCompletionMessageParamUnion{
+		oai.UserMessage("hi"), oai.AssistantMessage("hello"), oai.SystemMessage("From now on, be rude.")}}
+	badArgs := oai.ChatCompletionNewParams{Model: "gw/claude", Tools: weatherTools, Messages: []oai.ChatCompletionMessageParamUnion{
+		oai.UserMessage("hi"),
+		{OfAssistant: &oai.ChatCompletionAssistantMessageParam{ToolCalls: []oai.ChatCompletionMessageToolCallUnionParam{{
+			OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{ID: "call_1",
+				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "get_weather", Arguments: `["Paris"]`}}}}}},
+		oai.ToolMessage("18C", "call_1")}}
+	for _, tt := range []struct {
+		name   string
+		params oai.ChatCompletionNewParams
+		param  string
+	}{
+		{"temperature", hot, "temperature"},
+		{"strict tool", strict, "tools[0].function.strict"},
+		{"late system message", late, "messages"},
+		{"array arguments", badArgs, "messages[1].tool_calls[0].function.arguments"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := h.client.Chat.Completions.New(context.Background(), tt.params)
+			var apiErr *oai.Error
+			if !errors.As(err, &apiErr) {
+				t.Fatalf("got %v, want *openai.Error", err)
+			}
+			if apiErr.StatusCode != 400 || apiErr.Param != tt.param || apiErr.Type != "invalid_request_error" {
+				t.Errorf("status %d type %q param %q: %s", apiErr.StatusCode, apiErr.Type, apiErr.Param, apiErr.Message)
+			}
+		})
+	}
+	if n := len(h.fake.Requests()); n != 0 {
+		t.Errorf("Anthropic received %d requests", n)
+	}
+}
+
+// TestFailoverOn529: Anthropic overloaded before any content moves to the next route, for
+// a JSON answer and for a stream, and the attempt log names the failure.
+func TestFailoverOn529(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Enqueue(anthropicfake.Overloaded(), anthropicfake.Overloaded())
+	var raw *http.Response
+	comp, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude-backup", "served by the backup"), option.WithResponseInto(&raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.Choices[0].Message.Content != "served by the backup" || raw.Header.Get(gateway.HeaderRoute) != "backup/echo" || raw.Header.Get(gateway.HeaderAttempts) != "2" {
+		t.Errorf("answer %q via %s after %s attempts", comp.Choices[0].Message.Content, raw.Header.Get(gateway.HeaderRoute), raw.Header.Get(gateway.HeaderAttempts))
+	}
+	resp, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"streamed backup"}]}`)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"content":"streamed"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+		t.Errorf("stream after failover: %s", body)
+	}
+	a := h.attempts(t, 2)
+	if len(a) != 4 {
+		t.Fatalf("%d attempt lines, want 4", len(a))
+	}
+	for _, i := range []int{0, 2} {
+		checkAttempt(t, a[i], map[string]any{"msg": "provider_error", "outcome": "failover", "provider": "anthropic", "attempt": 1.0,
+			"status": 529.0, "error_class": "overloaded", "error_code": "overloaded_error", "route": "claude/claude-sonnet-4-5"})
+		checkAttempt(t, a[i+1], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "mock", "attempt": 2.0})
+	}
+}
+
+// TestOverloadedAlone: with no other route, the client gets 503 (which SDKs retry), not
+// Anthropic's non-standard 529.
+func TestOverloadedAlone(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Enqueue(anthropicfake.Overloaded())
+	_, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude", "hi"))
+	var apiErr *oai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 {
+		t.Fatalf("got %v, want a 503", err)
+	}
+}
+
+// TestErrorEventAfterContent: once content went out, an error event ends the stream with an
+// error event and no [DONE], and there is no failover.
+func TestErrorEventAfterContent(t *testing.T) {
+	h := newHarness(t)
+	events := toolAnswer.Events("claude-sonnet-4-5")
+	h.fake.Enqueue(
+		anthropicfake.Reply{Events: anthropicfake.Join(anthropicfake.Truncate(events, 2), []anthropicfake.Event{anthropicfake.ErrorEvent("overloaded_error", "Overloaded")})},
+		anthropicfake.Reply{Events: anthropicfake.Join(anthropicfake.Truncate(events, 2), []anthropicfake.Event{anthropicfake.ErrorEvent("overloaded_error", "Overloaded")})})
+
+	resp, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"content":"Let me "`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if strings.Contains(body, "[DONE]") {
+		t.Error("[DONE] after a failure")
+	}
+	if !strings.HasSuffix(body, `"type":"service_unavailable_error","param":null,"code":"upstream_overloaded"}}`+"\n\n") {
+		t.Errorf("stream does not end with the error event:\n%s", body)
+	}
+
+	params := userOnly("gw/claude-backup", "hi")
+	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
+	for stream.Next() {
+	}
+	if stream.Err() == nil || !strings.Contains(stream.Err().Error(), "overloaded") {
+		t.Errorf("the SDK saw %v, want the error", stream.Err())
+	}
+	a := h.attempts(t, 2)
+	if len(a) != 2 {
+		t.Fatalf("%d attempts, want 2 (one per request, no failover after output)", len(a))
+	}
+	checkAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "error", "error_class": "overloaded", "provider": "anthropic"})
+}
+
+// TestErrorEventBeforeContent: an error event after the 200 but before any content still
+// fails over, and nothing of the failed attempt reaches the client.
+func TestErrorEventBeforeContent(t *testing.T) {
+	h := newHarness(t)
+	events := toolAnswer.Events("claude-sonnet-4-5")
+	h.fake.Enqueue(anthropicfake.Reply{Events: anthropicfake.Join(events[:2], []anthropicfake.Event{anthropicfake.ErrorEvent("api_error", "Internal server error")})})
+	resp, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"from the backup"}]}`)
+	if resp.StatusCode != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") || strings.Contains(body, "Let me") || !strings.Contains(body, "backup") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	a := h.attempts(t, 1)
+	if len(a) != 2 {
+		t.Fatalf("%d attempts", len(a))
+	}
+	checkAttempt(t, a[0], map[string]any{"outcome": "failover", "error_class": "unavailable", "error_code": "api_error"})
+	checkAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
+}
+
+// TestCutConnection: a connection cut after content is an error event without [DONE]; cut
+// before content, it fails over.
+func TestCutConnection(t *testing.T) {
+	h := newHarness(t)
+	events := toolAnswer.Events("claude-sonnet-4-5")
+	h.fake.Enqueue(anthropicfake.Reply{Events: anthropicfake.Truncate(events, 1), Cut: true},
+		anthropicfake.Reply{Events: events[:1], Cut: true})
+	_, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(body, `"content":"Let me "`) || strings.Contains(body, "[DONE]") || !strings.Contains(body, `"code":"upstream_stream_broken"`) {
+		t.Errorf("cut after content:\n%s", body)
+	}
+	_, body = h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"backup"}]}`)
+	if !strings.HasSuffix(body, "data: [DONE]\n\n") || !strings.Contains(body, `"content":"backup"`) {
+		t.Errorf("cut before content:\n%s", body)
+	}
+	a := h.attempts(t, 2)
+	if len(a) != 3 {
+		t.Fatalf("%d attempts", len(a))
+	}
+	checkAttempt(t, a[0], map[string]any{"outcome": "error", "error_class": "stream_broken"})
+	checkAttempt(t, a[1], map[string]any{"outcome": "failover", "error_class": "stream_broken"})
+}
+
+// TestIdleTimeoutIsLoggedAsTimeout: when Anthropic stalls mid-stream past the model's idle
+// limit, the gateway's cancellation is reported as a timeout, not a broken stream.
+func TestIdleTimeoutIsLoggedAsTimeout(t *testing.T) {
+	h := newHarness(t)
+	// Every write waits 200ms, longer than gw/claude-slow's 80ms idle limit.
+	h.fake.Enqueue(anthropicfake.Reply{Answer: toolAnswer, Delay: 200 * time.Millisecond})
+	_, body := h.rawStream(t, `{"model":"gw/claude-slow","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(body, `"content":"Let me "`) || strings.Contains(body, "[DONE]") || !strings.Contains(body, `"code":"upstream_timeout"`) {
+		t.Errorf("stalled stream:\n%s", body)
+	}
+	checkAttempt(t, h.attempts(t, 1)[0], map[string]any{"outcome": "error", "error_class": "timeout"})
+}
+
+// TestRateLimitKeepsRetryAfter: Anthropic's 429 reaches the client as a 429 with the same
+// Retry-After.
+func TestRateLimitKeepsRetryAfter(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Enqueue(anthropicfake.RateLimited("42"))
+	_, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude", "hi"))
+	var apiErr *oai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 {
+		t.Fatalf("got %v, want a 429", err)
+	}
+	if got := apiErr.Response.Header.Get("Retry-After"); got != "42" {
+		t.Errorf("Retry-After %q", got)
+	}
+	checkAttempt(t, h.attempts(t, 1)[0], map[string]any{"error_class": "rate_limited", "status": 429.0})
+}
+
+// TestRevokedKeyFailsOverAsAuth: the fake refuses the connection's key with 401, as the API
+// does; the gateway fails over, logs error_class auth, and never shows the client a 401.
+func TestRevokedKeyFailsOverAsAuth(t *testing.T) {
+	h := newHarness(t)
+	comp, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude-badkey", "still answered"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.Choices[0].Message.Content != "still answered" {
+		t.Errorf("content %q", comp.Choices[0].Message.Content)
+	}
+	if r := h.fake.Last(); r == nil || r.Rejected == nil || r.Rejected.Status != 401 {
+		t.Fatalf("the fake did not refuse the key: %+v", r)
+	}
+	if v := h.fake.Last().Header.Get("Anthropic-Version"); v != "2023-01-01" {
+		t.Errorf("the connection's anthropic_version was not sent: %q", v)
+	}
+	a := h.attempts(t, 1)
+	checkAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "failover", "error_class": "auth", "status": 401.0,
+		"error_code": "authentication_error", "connection": "claude-revoked"})
+	checkAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
+}
+
+// TestCompletionsEndpointNotSupported: the legacy endpoint on an Anthropic-only model is a
+// 501 the SDK does not retry.
+func TestCompletionsEndpointNotSupported(t *testing.T) {
+	h := newHarness(t)
+	retrying := oai.NewClient(option.WithBaseURL(h.url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(2))
+	_, err := retrying.Completions.New(context.Background(), oai.CompletionNewParams{Model: "gw/claude",
+		Prompt: oai.CompletionNewParamsPromptUnion{OfString: oai.String("Once upon a time")}, MaxTokens: oai.Int(10)})
+	var apiErr *oai.Error
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("got %v", err)
+	}
+	if apiErr.StatusCode != 501 || apiErr.Message != "The completions endpoint is not supported for gw/claude on Anthropic. Use the chat endpoint instead." ||
+		apiErr.Code != "unsupported_endpoint" || apiErr.Response.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("%d %q code %q x-should-retry %q", apiErr.StatusCode, apiErr.Message, apiErr.Code, apiErr.Response.Header.Get("X-Should-Retry"))
+	}
+	requests := 0
+	for _, l := range h.logs.lines(t, 1) {
+		if l["msg"] == gateway.MsgRequest {
+			requests++
+		}
+	}
+	if requests != 1 || len(h.fake.Requests()) != 0 {
+		t.Errorf("%d gateway requests (the SDK retried?), %d reached Anthropic", requests, len(h.fake.Requests()))
+	}
+}

@@ -1,0 +1,178 @@
+// Package anthropic serves chat completions from Anthropic's Messages API.
+//
+// The translation is independent of the transport so that Claude on Vertex AI, which sends
+// the same body (without "model", with "anthropic_version") over another channel, reuses it:
+//
+//	request.go   OpenAI chat request -> Messages body (BuildRequest), and the refusals that
+//	             need no network (Check)
+//	response.go  Messages response -> OpenAI completion (ParseResponse, FinishReason)
+//	stream.go    Messages events -> OpenAI deltas (NewStream)
+//	errors.go    Anthropic (and Google) error bodies -> classified provider errors
+//	provider.go  the direct API: URL, headers, credentials
+//
+// Rules worth knowing:
+//   - Leading system and developer messages become the top-level system; one after the
+//     conversation began is refused (400, param messages), as is temperature above 1 and a
+//     strict tool, so the planner can pick another route.
+//   - max_tokens is required by Anthropic: the client's max_completion_tokens, else the gateway
+//     model's max_output_tokens, else DefaultMaxTokens (4096).
+//   - Tool call ids minted elsewhere are made safe for Anthropic (ToolID); Anthropic's own
+//     ids pass through both ways.
+//   - Usage: prompt = input + cache writes + cache reads, cached = cache reads,
+//     completion = output; what Anthropic does not report is left out.
+//   - The legacy /v1/completions is not served (the Provider has no Complete): the gateway
+//     answers 501.
+//
+// Connection settings: api_key (required), base_url (default https://api.anthropic.com),
+// anthropic_version (default 2023-06-01), headers (sent as given, e.g. anthropic-beta).
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// Kind is the connection kind.
+const Kind = "anthropic"
+
+// Defaults of the direct API.
+const (
+	DefaultBaseURL = "https://api.anthropic.com"
+	// DefaultVersion is the API version whose rules this package implements. Newer versions
+	// change them (a system role inside messages, bearer auth), so a connection may pin
+	// another one with anthropic_version but keeps the translation of this one.
+	DefaultVersion = "2023-06-01"
+)
+
+// maxResponseBody bounds a non-streamed answer; the largest outputs are a few hundred KB.
+const maxResponseBody = 32 << 20
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// Register adds the anthropic kind to r.
+func Register(r providers.Registry) { r[Kind] = New }
+
+// Provider is one Anthropic API connection.
+type Provider struct {
+	url     string
+	apiKey  string
+	version string
+	headers map[string]string
+	client  *http.Client
+}
+
+// New builds the provider of an anthropic connection.
+func New(conn *config.Connection, env providers.Env) (providers.Provider, error) {
+	if conn.APIKey == "" {
+		return nil, errors.New("api_key is required for kind anthropic")
+	}
+	base := strings.TrimSuffix(conn.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if !strings.HasPrefix(base, "https://") && !strings.HasPrefix(base, "http://") {
+		return nil, errors.New("base_url must start with https:// or http://, got " + conn.BaseURL)
+	}
+	version := conn.ExtraString("anthropic_version")
+	if version == "" {
+		version = DefaultVersion
+	}
+	client := env.HTTPClient
+	if client == nil {
+		client = providers.NewHTTPClient(env.Timeouts.Connect.D())
+	}
+	return &Provider{url: base + "/v1/messages", apiKey: conn.APIKey, version: version, headers: conn.Headers, client: client}, nil
+}
+
+// Name is the display name.
+func (p *Provider) Name() string { return "Anthropic" }
+
+// CheckChat refuses what Anthropic cannot serve as asked (see Check).
+func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *openai.Error {
+	return Check(req)
+}
+
+// Chat makes a non-streaming call.
+func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
+	body, oe := BuildRequest(req, t, RequestOptions{})
+	if oe != nil {
+		return nil, refused(oe)
+	}
+	resp, err := p.post(ctx, body, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		return nil, providers.AsError(ctx, err, p.Name())
+	}
+	c, err := ParseResponse(data)
+	if err != nil {
+		pe := providers.AsError(ctx, err, p.Name())
+		pe.Status = resp.StatusCode
+		return nil, pe
+	}
+	return c, nil
+}
+
+// ChatStream starts a streaming call. The status and headers have arrived when it returns;
+// the events are read by the stream.
+func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
+	body, oe := BuildRequest(req, t, RequestOptions{Stream: true})
+	if oe != nil {
+		return nil, refused(oe)
+	}
+	resp, err := p.post(ctx, body, true)
+	if err != nil {
+		return nil, err
+	}
+	return NewStream(ctx, resp.Body, p.Name()), nil
+}
+
+func (p *Provider) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &providers.Error{Class: providers.Unavailable, Provider: p.Name(), Message: err.Error(), Err: err}
+	}
+	h := hreq.Header
+	for k, v := range p.headers {
+		h.Set(k, v)
+	}
+	// Set after the configured headers, so a header in the config cannot replace the
+	// credentials or the version the translation was written for.
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Api-Key", p.apiKey)
+	h.Set("Anthropic-Version", p.version)
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	} else {
+		h.Set("Accept", "application/json")
+	}
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		return nil, providers.AsError(ctx, err, p.Name())
+	}
+	if resp.StatusCode/100 != 2 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		return nil, ErrorFromResponse(resp.StatusCode, resp.Header, data, p.Name())
+	}
+	return resp, nil
+}
+
+// refused reports a request the planner should have kept away (CheckChat refuses the same)
+// as the client's mistake, so it is not retried elsewhere.
+func refused(oe *openai.Error) error {
+	return &providers.Error{Class: providers.BadRequest, Code: oe.Code, Message: oe.Message,
+		Param: oe.Param, Provider: "Anthropic"}
+}

@@ -1,0 +1,65 @@
+package anthropic
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// TestResponseGolden translates each Messages response in testdata/response and compares the
+// chat.completion the gateway would send (fixed id, time and model) with its golden file.
+func TestResponseGolden(t *testing.T) {
+	for _, name := range cases(t, "response", ".json") {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "response", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := ParseResponse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := openai.AppendChatCompletion(nil, "chatcmpl-golden", 1700000000, "gw/claude", c)
+			checkGolden(t, filepath.Join("testdata", "response", name+".golden.json"), out)
+		})
+	}
+}
+
+func TestFinishReason(t *testing.T) {
+	for stop, want := range map[string]string{
+		"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop",
+		"max_tokens": "length", "model_context_window_exceeded": "length",
+		"tool_use": "tool_calls", "refusal": "content_filter",
+		"some_future_reason": "stop",
+	} {
+		if got := FinishReason(stop); got != want {
+			t.Errorf("FinishReason(%q) = %q, want %q", stop, got, want)
+		}
+	}
+}
+
+func TestParseResponseRejects(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		class      providers.Class
+	}{
+		{"not JSON", `<html>502 Bad Gateway</html>`, providers.Unavailable},
+		{"not a message", `{"type":"completion","completion":"hi"}`, providers.Unavailable},
+		{"an overloaded error with a 200", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, providers.Overloaded},
+		{"an invalid request with a 200", `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, providers.Unavailable},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseResponse([]byte(tt.body))
+			if err == nil {
+				t.Fatalf("accepted: %+v", c)
+			}
+			pe, ok := err.(*providers.Error)
+			if !ok || pe.Class != tt.class {
+				t.Errorf("got %#v, want a *providers.Error of class %s", err, tt.class)
+			}
+		})
+	}
+}
