@@ -23,6 +23,7 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
+	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 	"github.com/fngate/fngate/core/telemetry"
@@ -99,6 +100,7 @@ func registry() providers.Registry {
 	mock.Register(r)
 	openaicompat.Register(r)
 	anthropic.Register(r)
+	bedrock.Register(r)
 	return r
 }
 

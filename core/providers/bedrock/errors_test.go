@@ -1,0 +1,105 @@
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+)
+
+// TestExceptions sends every Bedrock exception as an HTTP error response and as an
+// exception frame inside a stream, through the real SDK, and checks the class (which decides
+// failover and remediation), the logged status and the status the client gets.
+func TestExceptions(t *testing.T) {
+	p, f := fakeProvider(t)
+	user := "hi"
+	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
+	for _, tc := range []struct {
+		exception string
+		status    int // HTTP status Bedrock answers with
+		class     providers.Class
+		client    int
+		failover  bool
+	}{
+		{"ThrottlingException", 429, providers.RateLimited, 429, true},
+		{"ServiceQuotaExceededException", 400, providers.RateLimited, 429, true},
+		{"ServiceUnavailableException", 503, providers.Unavailable, 503, true},
+		{"ModelNotReadyException", 429, providers.Overloaded, 503, true},
+		{"ModelTimeoutException", 408, providers.Timeout, 504, true},
+		{"InternalServerException", 500, providers.Unavailable, 502, true},
+		{"ModelErrorException", 424, providers.Unavailable, 502, true},
+		{"ModelStreamErrorException", 424, providers.Unavailable, 502, true},
+		{"AccessDeniedException", 403, providers.Auth, 502, true},
+		{"UnrecognizedClientException", 403, providers.Auth, 502, true},
+		{"ExpiredTokenException", 403, providers.Auth, 502, true},
+		{"ResourceNotFoundException", 404, providers.NotFound, 502, true},
+		{"ValidationException", 400, providers.BadRequest, 400, false},
+		{"SomeFutureException", 409, providers.BadRequest, 400, false},
+		{"SomeFutureServerException", 502, providers.Unavailable, 502, true},
+	} {
+		check := func(t *testing.T, how string, err error, status int) {
+			t.Helper()
+			var pe *providers.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("%s: %v (%T) is not a *providers.Error", how, err, err)
+			}
+			if pe.Class != tc.class || pe.Status != status || pe.Code != tc.exception || pe.Failover() != tc.failover {
+				t.Errorf("%s: class %s status %d code %q failover %v; want %s %d %q %v", how, pe.Class, pe.Status, pe.Code, pe.Failover(), tc.class, status, tc.exception, tc.failover)
+			}
+			if got := pe.ClientError().Status; got != tc.client {
+				t.Errorf("%s: the client gets %d, want %d", how, got, tc.client)
+			}
+			if pe.Message != "msg "+tc.exception {
+				t.Errorf("%s: message %q", how, pe.Message)
+			}
+		}
+		t.Run(tc.exception, func(t *testing.T) {
+			model := "m-" + tc.exception
+			f.Script(model, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception, Status: tc.status}})
+			n := len(f.Requests())
+			_, err := p.Chat(ctx, req, providers.Target{Model: model})
+			check(t, "Converse", err, tc.status)
+			_, err = p.ChatStream(ctx, req, providers.Target{Model: model})
+			check(t, "ConverseStream", err, tc.status)
+			// The SDK retries throttling and 5xx by default; the gateway owns retries.
+			if got := len(f.Requests()) - n; got != 2 {
+				t.Errorf("%d requests for two calls: the SDK retried", got)
+			}
+			if tc.status == 409 || tc.status == 502 {
+				return // not a Bedrock stream exception
+			}
+			// Inside a stream the exception arrives after the 200, so the status is the one
+			// Bedrock documents for it.
+			f.Script(model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "x"}}, FailAfter: 1,
+				StreamError: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception}})
+			st, err := p.ChatStream(ctx, req, providers.Target{Model: model})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = streamResult(st)
+			check(t, "in stream", err, tc.status)
+		})
+	}
+}
+
+// A gateway timer cancels the attempt: its cause (first-byte timeout) names the failure,
+// whatever the SDK made of the cancelled request.
+func TestClassifyContextCause(t *testing.T) {
+	// Through the SDK: a stream that stalls past the cancel ends with the timer's class.
+	p, f := fakeProvider(t)
+	f.StreamDelay = 300 * time.Millisecond
+	f.Script("slow", bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "late"}}})
+	c, cancel := context.WithCancelCause(context.Background())
+	timer := time.AfterFunc(50*time.Millisecond, func() { cancel(providers.ErrFirstByteTimeout) })
+	defer timer.Stop()
+	user := "hi"
+	_, err := p.ChatStream(c, &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}, providers.Target{Model: "slow"})
+	var got *providers.Error
+	if !errors.As(err, &got) || got.Class != providers.Timeout {
+		t.Errorf("got %v, want class timeout", err)
+	}
+}

@@ -1,0 +1,446 @@
+package bedrock_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/bedrock"
+	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/core/providers/mock"
+)
+
+// logBuffer collects the gateway's JSON log lines; the handler may still be logging while
+// the test reads.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the decoded lines with the given msg, waiting briefly for n of them: the
+// gateway logs after it has answered.
+func (b *logBuffer) lines(t *testing.T, msg string, n int) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		b.mu.Lock()
+		raw := b.buf.String()
+		b.mu.Unlock()
+		var out []map[string]any
+		for _, l := range strings.Split(raw, "\n") {
+			if l == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("log line is not JSON: %q", l)
+			}
+			if m["msg"] == msg {
+				out = append(out, m)
+			}
+		}
+		if len(out) >= n || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type harness struct {
+	fake   *bedrockfake.Server
+	url    string
+	logs   *logBuffer
+	client oai.Client
+}
+
+// newHarness serves the real gateway over the fake Bedrock runtime, with static credentials
+// from the environment (as the default chain finds them) and a mock backup route.
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	bedrock.IsolateAWS(t, "AKIDGATEWAY")
+	f := bedrockfake.Start()
+	t.Cleanup(f.Close)
+	f.AccessKeyID = "AKIDGATEWAY"
+	yaml := fmt.Sprintf(`
+connections:
+  aws:
+    kind: bedrock
+    region: us-west-2
+    endpoint: %s
+  backup:
+    kind: mock
+models:
+  claude:
+    routes:
+      - {connection: aws, model: anthropic.claude-test-v1:0}
+  flaky:
+    routing: {policy: ordered, max_attempts: 2}
+    routes:
+      - {connection: aws, model: throttled-model, residency: us}
+      - {connection: backup, model: echo, residency: us}
+`, f.URL)
+	cfg, err := config.Parse(context.Background(), []byte(yaml), config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := providers.Registry{}
+	bedrock.Register(reg)
+	mock.Register(reg)
+	logs := &logBuffer{}
+	gw, err := gateway.New(cfg, gateway.Options{Registry: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	client := oai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	return &harness{fake: f, url: srv.URL, logs: logs, client: client}
+}
+
+// post sends a raw request and returns the status, headers and whole body.
+func (h *harness) post(t *testing.T, path, body string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Post(h.url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func sseData(body string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+var weatherTools = []oai.ChatCompletionToolUnionParam{
+	oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather", Description: oai.String("Weather for a city"),
+		Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}),
+	oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_time",
+		Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"tz": map[string]any{"type": "string"}}}}),
+}
+
+func TestGatewayChat(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Script("anthropic.claude-test-v1:0", bedrockfake.Answer{
+		Blocks: []bedrockfake.Block{{Text: "Bonjour !"}},
+		Usage:  &bedrockfake.Usage{InputTokens: ptr(10), OutputTokens: ptr(3), TotalTokens: ptr(113), CacheReadInputTokens: ptr(100)},
+	})
+	var resp *http.Response
+	c, err := h.client.Chat.Completions.New(context.Background(), oai.ChatCompletionNewParams{
+		Model:    "claude",
+		Messages: []oai.ChatCompletionMessageParamUnion{oai.SystemMessage("Answer in French."), oai.UserMessage("Hello")},
+	}, option.WithResponseInto(&resp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Choices[0].Message.Content; got != "Bonjour !" || c.Choices[0].FinishReason != "stop" || c.Model != "claude" {
+		t.Errorf("content %q finish %q model %q", got, c.Choices[0].FinishReason, c.Model)
+	}
+	if u := c.Usage; u.PromptTokens != 110 || u.CompletionTokens != 3 || u.TotalTokens != 113 || u.PromptTokensDetails.CachedTokens != 100 {
+		t.Errorf("usage %+v", u)
+	}
+	if got := resp.Header.Get(gateway.HeaderRoute); got != "aws/anthropic.claude-test-v1:0" {
+		t.Errorf("route header %q", got)
+	}
+	if got := h.fake.Last(); got.ModelID != "anthropic.claude-test-v1:0" || got.Stream || !strings.Contains(string(got.Body), `"system":[{"text":"Answer in French."}]`) {
+		t.Errorf("Bedrock got model %q stream %v body %s", got.ModelID, got.Stream, got.Body)
+	}
+}
+
+func TestGatewayStreamWithUsage(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Script("anthropic.claude-test-v1:0", bedrockfake.Answer{
+		Blocks: []bedrockfake.Block{{Text: "The quick brown fox jumps over the lazy dog."}},
+		Chunk:  5,
+		Usage:  bedrockfake.Tokens(9, 11),
+	})
+	st := h.client.Chat.Completions.NewStreaming(context.Background(), oai.ChatCompletionNewParams{
+		Model:         "claude",
+		Messages:      []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Say the pangram")},
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
+	})
+	acc := oai.ChatCompletionAccumulator{}
+	chunks := 0
+	for st.Next() {
+		acc.AddChunk(st.Current())
+		chunks++
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := acc.Choices[0].Message.Content; got != "The quick brown fox jumps over the lazy dog." {
+		t.Errorf("content %q", got)
+	}
+	if acc.Choices[0].FinishReason != "stop" || acc.Usage.PromptTokens != 9 || acc.Usage.CompletionTokens != 11 || acc.Usage.TotalTokens != 20 {
+		t.Errorf("finish %q usage %+v", acc.Choices[0].FinishReason, acc.Usage)
+	}
+	if chunks < 10 {
+		t.Errorf("%d chunks: the text was not streamed piece by piece", chunks)
+	}
+
+	// On the wire: the usage chunk (empty choices) comes after the finish chunk, then [DONE].
+	_, hdr, body := h.post(t, "/v1/chat/completions", `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
+	data := sseData(body)
+	if hdr.Get("Content-Type") != "text/event-stream" || len(data) < 3 || data[len(data)-1] != "[DONE]" {
+		t.Fatalf("stream does not end with [DONE]:\n%s", body)
+	}
+	if u := data[len(data)-2]; !strings.Contains(u, `"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":11,"total_tokens":20}`) {
+		t.Errorf("no usage chunk before [DONE]: %s", u)
+	}
+	if f := data[len(data)-3]; !strings.Contains(f, `"finish_reason":"stop"`) {
+		t.Errorf("no finish chunk before the usage chunk: %s", f)
+	}
+}
+
+// TestGatewayStreamedToolCalls plays one answer with two parallel tool calls, their
+// arguments cut into two-byte fragments, once as JSON and once streamed, through the official
+// SDK: the accumulated calls must be complete JSON (no lost closing brace), keep their own
+// indexes, and equal the non-streamed calls.
+func TestGatewayStreamedToolCalls(t *testing.T) {
+	h := newHarness(t)
+	h.fake.Script("anthropic.claude-test-v1:0", bedrockfake.Answer{
+		// Bedrock numbers content blocks with the text first; OpenAI numbers tool calls alone.
+		Blocks: []bedrockfake.Block{
+			{Text: "Let me check."},
+			{ToolUse: &bedrockfake.ToolUse{ID: "tooluse_w1", Name: "get_weather", Input: `{"city":"Paris, \"FR\"","opts":{"units":["c","k"]}}`}},
+			{ToolUse: &bedrockfake.ToolUse{ID: "tooluse_t2", Name: "get_time", Input: `{"tz":"Europe/Paris"}`}},
+		},
+		Chunk: 2,
+		Usage: bedrockfake.Tokens(30, 12),
+	})
+	params := oai.ChatCompletionNewParams{
+		Model:    "claude",
+		Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Weather and time in Paris?")},
+		Tools:    weatherTools,
+	}
+	plain, err := h.client.Chat.Completions.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := h.client.Chat.Completions.NewStreaming(context.Background(), params)
+	acc := oai.ChatCompletionAccumulator{}
+	var finished []oai.FinishedChatCompletionToolCall
+	for st.Next() {
+		acc.AddChunk(st.Current())
+		if tc, ok := acc.JustFinishedToolCall(); ok {
+			finished = append(finished, tc)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	streamed := acc.Choices[0].Message.ToolCalls
+	want := plain.Choices[0].Message.ToolCalls
+	if len(streamed) != 2 || len(want) != 2 {
+		t.Fatalf("streamed %d tool calls, plain %d, want 2 each", len(streamed), len(want))
+	}
+	for i := range want {
+		s, w := streamed[i], want[i]
+		if s.ID != w.ID || s.Function.Name != w.Function.Name {
+			t.Errorf("call %d: streamed %s %s, plain %s %s", i, s.ID, s.Function.Name, w.ID, w.Function.Name)
+		}
+		var sv, wv any
+		if err := json.Unmarshal([]byte(s.Function.Arguments), &sv); err != nil {
+			t.Errorf("call %d: streamed arguments are not complete JSON: %v: %s", i, err, s.Function.Arguments)
+		}
+		if err := json.Unmarshal([]byte(w.Function.Arguments), &wv); err != nil {
+			t.Errorf("call %d: plain arguments are not JSON: %v", i, err)
+		}
+		if sj, wj := mustJSON(sv), mustJSON(wv); sj != wj {
+			t.Errorf("call %d: streamed arguments %s, plain %s", i, sj, wj)
+		}
+	}
+	if acc.Choices[0].Message.Content != "Let me check." || plain.Choices[0].Message.Content != "Let me check." {
+		t.Errorf("content: streamed %q, plain %q", acc.Choices[0].Message.Content, plain.Choices[0].Message.Content)
+	}
+	if streamed[0].ID != "tooluse_w1" || streamed[1].ID != "tooluse_t2" {
+		t.Errorf("calls out of order: %s, %s", streamed[0].ID, streamed[1].ID)
+	}
+	if len(finished) != 2 || finished[0].Index != 0 || finished[1].Index != 1 {
+		t.Errorf("finished calls %+v, want indexes 0 and 1", finished)
+	}
+	if acc.Choices[0].FinishReason != "tool_calls" || plain.Choices[0].FinishReason != "tool_calls" {
+		t.Errorf("finish reasons %q / %q", acc.Choices[0].FinishReason, plain.Choices[0].FinishReason)
+	}
+
+	// The raw chunks: each call is named once, under its own index.
+	_, _, body := h.post(t, "/v1/chat/completions", `{"model":"claude","stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}],"messages":[{"role":"user","content":"again"}]}`)
+	for i, id := range []string{"tooluse_w1", "tooluse_t2"} {
+		if n := strings.Count(body, `{"index":`+fmt.Sprint(i)+`,"id":"`+id+`"`); n != 1 {
+			t.Errorf("call %s opened %d times at index %d:\n%s", id, n, i, body)
+		}
+	}
+}
+
+func TestGatewayFailoverWhenThrottled(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream bool
+		answer bedrockfake.Answer
+	}{
+		{"http 429", false, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}}},
+		{"http 429 stream", true, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}}},
+		{"in-stream before content", true, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "never"}}, FailAfter: 1,
+			StreamError: &bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.fake.Script("throttled-model", tc.answer)
+			body := `{"model":"flaky","messages":[{"role":"user","content":"echo me back"}]}`
+			if tc.stream {
+				body = `{"model":"flaky","stream":true,"messages":[{"role":"user","content":"echo me back"}]}`
+			}
+			status, hdr, out := h.post(t, "/v1/chat/completions", body)
+			if status != 200 || hdr.Get(gateway.HeaderRoute) != "backup/echo" || hdr.Get(gateway.HeaderAttempts) != "2" {
+				t.Fatalf("status %d route %q attempts %q:\n%s", status, hdr.Get(gateway.HeaderRoute), hdr.Get(gateway.HeaderAttempts), out)
+			}
+			if tc.stream {
+				data := sseData(out)
+				if data[len(data)-1] != "[DONE]" || strings.Contains(out, "never") {
+					t.Errorf("the backup's stream is not clean:\n%s", out)
+				}
+			} else if !strings.Contains(out, `"content":"echo me back"`) {
+				t.Errorf("the backup did not answer: %s", out)
+			}
+			if n := len(h.fake.Requests()); n != 1 {
+				t.Errorf("Bedrock got %d requests: the SDK retried", n)
+			}
+			failed := h.logs.lines(t, gateway.MsgProviderError, 1)
+			ok := h.logs.lines(t, gateway.MsgAttempt, 1)
+			if len(failed) != 1 || len(ok) != 1 {
+				t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
+			}
+			want := map[string]any{"provider": "bedrock", "connection": "aws", "route": "aws/throttled-model", "upstream_model": "throttled-model",
+				"attempt": 1.0, "outcome": "failover", "error_class": "rate_limited", "status": 429.0, "error_code": "ThrottlingException", "level": "ERROR"}
+			for k, v := range want {
+				if failed[0][k] != v {
+					t.Errorf("failed attempt %s = %v, want %v (line %v)", k, failed[0][k], v, failed[0])
+				}
+			}
+			if ok[0]["route"] != "backup/echo" || ok[0]["outcome"] != "ok" || ok[0]["attempt"] != 2.0 {
+				t.Errorf("second attempt line %v", ok[0])
+			}
+		})
+	}
+}
+
+func TestGatewayBrokenStreams(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer bedrockfake.Answer
+		class  string
+		code   string
+	}{
+		{"exception mid-stream", bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "Half an answer, then"}}, Chunk: 5, FailAfter: 3,
+			StreamError: &bedrockfake.Exception{Type: "ModelStreamErrorException", Message: "The model failed"}}, "unavailable", "ModelStreamErrorException"},
+		{"connection cut", bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "Half an answer, then"}}, Chunk: 5, Cut: true, CutAfter: 3}, "stream_broken", ""},
+		{"clean end without messageStop", bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "Half an answer, then"}}, Chunk: 5, EndAfter: 3}, "stream_broken", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.fake.Script("anthropic.claude-test-v1:0", tc.answer)
+			status, _, body := h.post(t, "/v1/chat/completions", `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+			data := sseData(body)
+			if status != 200 || len(data) < 2 {
+				t.Fatalf("status %d:\n%s", status, body)
+			}
+			if !strings.Contains(data[0], `"content":"Half "`) {
+				t.Errorf("first chunk %s", data[0])
+			}
+			last := data[len(data)-1]
+			if !strings.HasPrefix(last, `{"error":{`) || strings.Contains(body, "[DONE]") {
+				t.Errorf("the stream must end with an error event and no [DONE]:\n%s", body)
+			}
+			// The official SDK reports the broken stream as an error.
+			st := h.client.Chat.Completions.NewStreaming(context.Background(), oai.ChatCompletionNewParams{
+				Model: "claude", Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("hi")}})
+			for st.Next() {
+			}
+			if err := st.Err(); err == nil {
+				t.Error("the SDK took a broken stream for a finished one")
+			} else if !strings.Contains(err.Error(), "Amazon Bedrock") {
+				t.Errorf("the SDK did not surface the error event naming the provider: %v", err)
+			}
+			lines := h.logs.lines(t, gateway.MsgProviderError, 2)
+			if len(lines) < 1 || lines[0]["error_class"] != tc.class || lines[0]["outcome"] != "error" || tc.code != "" && lines[0]["error_code"] != tc.code {
+				t.Errorf("attempt log %v, want class %s code %q outcome error", lines, tc.class, tc.code)
+			}
+		})
+	}
+}
+
+func TestGatewayCompletionsNotSupported(t *testing.T) {
+	h := newHarness(t)
+	status, hdr, body := h.post(t, "/v1/completions", `{"model":"claude","prompt":"Once upon a time","max_tokens":5}`)
+	var e struct {
+		Error struct {
+			Message, Type, Code string
+			Param               *string
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	want := "The completions endpoint is not supported for claude on Amazon Bedrock. Use the chat endpoint instead."
+	if status != 501 || hdr.Get("X-Should-Retry") != "false" || e.Error.Message != want || e.Error.Code != "unsupported_endpoint" || e.Error.Type != "invalid_request_error" {
+		t.Errorf("status %d x-should-retry %q body %s", status, hdr.Get("X-Should-Retry"), body)
+	}
+	if n := len(h.fake.Requests()); n != 0 {
+		t.Errorf("Bedrock got %d requests", n)
+	}
+}
+
+func TestGatewayRefusesBeforeCalling(t *testing.T) {
+	h := newHarness(t)
+	status, _, body := h.post(t, "/v1/chat/completions", `{"model":"claude","temperature":1.5,"messages":[{"role":"user","content":"hi"}]}`)
+	if status != 400 || !strings.Contains(body, `"param":"temperature"`) || !strings.Contains(body, "Amazon Bedrock") {
+		t.Errorf("status %d: %s", status, body)
+	}
+	if n := len(h.fake.Requests()); n != 0 {
+		t.Errorf("Bedrock got %d requests", n)
+	}
+}
+
+func ptr(n int) *int { return &n }
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

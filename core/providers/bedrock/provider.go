@@ -1,0 +1,195 @@
+// Package bedrock serves chat completions through Amazon Bedrock's Converse and ConverseStream
+// APIs, with the AWS SDK for Go v2 doing the signing, the credentials and the binary event
+// stream.
+//
+// Connection settings (config.Connection):
+//
+//	region        the AWS region (else AWS_REGION / the shared config, as the SDK resolves it)
+//	endpoint      overrides the runtime endpoint, for tests and VPC endpoints
+//	bearer_token  a Bedrock API key, sent as a bearer token instead of SigV4 signing; the SDK
+//	              also honours AWS_BEARER_TOKEN_BEDROCK on its own (this setting wins)
+//	profile       a shared-config profile to take credentials and region from
+//
+// Credentials come from the SDK's default chain (environment, shared files, SSO, web
+// identity, container and instance roles), resolved lazily at the first call: building the
+// provider does no network I/O. The SDK never retries: the gateway owns retries and failover.
+//
+// Files: request.go (OpenAI -> Converse), response.go (Converse -> completion), stream.go
+// (ConverseStream events -> deltas), errors.go (exceptions -> error classes).
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go/auth/bearer"
+	"github.com/aws/smithy-go/logging"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// Kind is the connection kind.
+const Kind = "bedrock"
+
+// displayName names the provider in messages, such as the 501 for /v1/completions.
+const displayName = "Amazon Bedrock"
+
+// Register adds the bedrock kind to r.
+func Register(r providers.Registry) { r[Kind] = New }
+
+// Provider is one Bedrock connection: a region, an endpoint and a set of credentials.
+type Provider struct {
+	client *bedrockruntime.Client
+}
+
+// New builds the provider of a bedrock connection. It reads the environment and the shared
+// config files but contacts nothing.
+func New(conn *config.Connection, env providers.Env) (providers.Provider, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if conn.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(conn.Region))
+	}
+	if p := conn.ExtraString("profile"); p != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(p))
+	}
+	// The context only bounds credential-source setup, which reads files and the environment.
+	cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Region == "" {
+		return nil, errors.New("region is required (set region on the connection, or AWS_REGION)")
+	}
+	token := conn.ExtraString("bearer_token")
+	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
+		o.Retryer = aws.NopRetryer{}
+		o.RetryMaxAttempts = 0 // AWS_MAX_ATTEMPTS must not wrap the no-op retryer
+		// The shared client keeps connections warm across providers, but a custom CA bundle
+		// (AWS_CA_BUNDLE) lives only in the SDK's own client.
+		if env.HTTPClient != nil && os.Getenv("AWS_CA_BUNDLE") == "" {
+			o.HTTPClient = env.HTTPClient
+		}
+		if conn.Endpoint != "" {
+			o.BaseEndpoint = aws.String(conn.Endpoint)
+		}
+		if o.Credentials != nil {
+			o.Credentials = markedCredentials{o.Credentials}
+		}
+		if token != "" {
+			// After the SDK's own AWS_BEARER_TOKEN_BEDROCK handling, so the connection wins.
+			o.BearerAuthTokenProvider = bearer.StaticTokenProvider{Token: bearer.Token{Value: token}}
+			o.AuthSchemePreference = []string{"httpBearerAuth"}
+		}
+	})
+	o := client.Options()
+	usesBearer := o.BearerAuthTokenProvider != nil && len(o.AuthSchemePreference) > 0 && o.AuthSchemePreference[0] == "httpBearerAuth"
+	switch {
+	case usesBearer && strings.HasPrefix(strings.ToLower(conn.Endpoint), "http://"):
+		// The SDK refuses to send a bearer token in clear text; say so now, not at every call.
+		return nil, errors.New("a Bedrock API key (bearer_token or AWS_BEARER_TOKEN_BEDROCK) needs an https endpoint, got " + conn.Endpoint)
+	case !usesBearer && o.Credentials == nil:
+		// The SDK dereferences missing credentials at the first call and panics.
+		return nil, errors.New("no AWS credentials: configure the default credentials chain or a bearer_token")
+	}
+	return &Provider{client: client}, nil
+}
+
+// markedCredentials tags a failure to obtain credentials, so it is logged as the gateway's
+// auth problem rather than as an unreachable provider.
+type markedCredentials struct{ aws.CredentialsProvider }
+
+func (m markedCredentials) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	c, err := m.CredentialsProvider.Retrieve(ctx)
+	if err != nil && ctx.Err() == nil {
+		return c, &credentialsError{err}
+	}
+	return c, err
+}
+
+// IsCredentialsProvider lets the SDK still recognise the provider inside, such as the
+// anonymous credentials it refuses to sign with.
+func (m markedCredentials) IsCredentialsProvider(target aws.CredentialsProvider) bool {
+	return aws.IsCredentialsProvider(m.CredentialsProvider, target)
+}
+
+// ProviderSources keeps the credential source in the SDK's user agent.
+func (m markedCredentials) ProviderSources() []aws.CredentialSource {
+	if s, ok := m.CredentialsProvider.(aws.CredentialProviderSource); ok {
+		return s.ProviderSources()
+	}
+	return nil
+}
+
+// Name is the display name.
+func (p *Provider) Name() string { return displayName }
+
+// CheckChat refuses what Converse cannot serve; see checkChat.
+func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *openai.Error {
+	return checkChat(req)
+}
+
+// Chat makes one Converse call.
+func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
+	c, err := buildConverse(req, t)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.client.Converse(ctx, &bedrockruntime.ConverseInput{
+		ModelId:         aws.String(t.Model),
+		Messages:        c.messages,
+		System:          c.system,
+		InferenceConfig: c.inference,
+		ToolConfig:      c.tools,
+	})
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	return completion(out)
+}
+
+// ChatStream starts one ConverseStream call. Exceptions Bedrock sends before any content
+// surface from the first Next, where the gateway can still fail over.
+func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
+	c, err := buildConverse(req, t)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
+		ModelId:         aws.String(t.Model),
+		Messages:        c.messages,
+		System:          c.system,
+		InferenceConfig: c.inference,
+		ToolConfig:      c.tools,
+	}, ownProtocol)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	return &stream{ctx: ctx, es: out.GetStream()}, nil
+}
+
+// ownProtocol gives one stream its own protocol. smithy-go (v1.28.9) keeps event-stream
+// decoding state on the protocol, which a client shares between all its calls, so concurrent
+// streams race on it (aws/smithy-go#714, unfixed as of this writing). The state is only scratch
+// today, but the race detector flags every gateway serving two streams at once, and a fix that
+// makes the buffer real would corrupt payloads. A fresh protocol costs about 3µs; building the
+// throwaway client is the only way to get one, as the service schema is internal to the SDK.
+func ownProtocol(o *bedrockruntime.Options) {
+	o.Protocol = bedrockruntime.New(protocolSource).Options().Protocol
+}
+
+// protocolSource fills what bedrockruntime.New would otherwise resolve at a cost; only the
+// protocol of the client built from it is used.
+var protocolSource = bedrockruntime.Options{
+	Region:     "us-east-1",
+	HTTPClient: &http.Client{},
+	Retryer:    aws.NopRetryer{},
+	Logger:     logging.Nop{},
+}

@@ -1,0 +1,121 @@
+package bedrock
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+)
+
+// TestRequestGolden translates each OpenAI request under testdata/request and compares the
+// Converse body the fake received (as the SDK serialized it, and as the fake validated it the
+// way Bedrock does) with NAME.golden. Requests this route refuses golden the refusal instead,
+// and must not reach the network.
+func TestRequestGolden(t *testing.T) {
+	p, f := fakeProvider(t)
+	for _, name := range cases(t, "request") {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "request", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc struct {
+				MaxOutputTokens int             `json:"max_output_tokens"`
+				Request         json.RawMessage `json:"request"`
+			}
+			if err := json.Unmarshal(raw, &tc); err != nil {
+				t.Fatal(err)
+			}
+			req, oe := openai.DecodeChat(tc.Request, openai.Limits{})
+			if oe != nil {
+				t.Fatalf("the gateway refuses the request itself: %v", oe)
+			}
+			target := providers.Target{Model: "anthropic.claude-" + name + "-v1:0", MaxOutputTokens: tc.MaxOutputTokens}
+			before := len(f.Requests())
+			var got []byte
+			if oe := p.CheckChat(req, target); oe != nil {
+				if !strings.HasPrefix(name, "refuse_") {
+					t.Errorf("refused a request the case name says is fine: %v", oe)
+				}
+				// The translation refuses on its own too, for a caller that skips CheckChat.
+				if _, err := p.Chat(ctx, req, target); err == nil {
+					t.Error("Chat sent a request CheckChat refuses")
+				}
+				if n := len(f.Requests()); n != before {
+					t.Errorf("a refused request reached Bedrock (%d requests)", n-before)
+				}
+				b, _ := json.Marshal(map[string]any{"refused": map[string]any{
+					"status": oe.Status, "type": oe.Type, "param": oe.Param, "code": oe.Code, "message": oe.Message}})
+				got = indentJSON(t, b)
+			} else {
+				if strings.HasPrefix(name, "refuse_") {
+					t.Errorf("accepted a request the case name says is refused")
+				}
+				f.Script(target.Model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "ok"}}})
+				if _, err := p.Chat(ctx, req, target); err != nil {
+					t.Fatalf("Chat: %v (fake: %s)", err, f.Last().Invalid)
+				}
+				plain := f.Last()
+				if plain.ModelID != target.Model || plain.Stream {
+					t.Errorf("went to model %q stream=%v, want %q converse", plain.ModelID, plain.Stream, target.Model)
+				}
+				st, err := p.ChatStream(ctx, req, target)
+				if err != nil {
+					t.Fatalf("ChatStream: %v (fake: %s)", err, f.Last().Invalid)
+				}
+				if _, err := streamResult(st); err != nil {
+					t.Fatalf("stream: %v", err)
+				}
+				streamed := f.Last()
+				if !streamed.Stream || !bytes.Equal(streamed.Body, plain.Body) {
+					t.Errorf("ConverseStream body differs from Converse:\n%s\n%s", streamed.Body, plain.Body)
+				}
+				got = indentJSON(t, plain.Body)
+			}
+			golden(t, filepath.Join("testdata", "request", name+".golden"), got)
+		})
+	}
+}
+
+func TestToolUseID(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	for _, tc := range []struct {
+		in   string
+		same bool
+	}{
+		{"call_abc-123", true},
+		{"tooluse_AbC", true},
+		{strings.Repeat("a", 64), true},
+		{strings.Repeat("a", 65), false},
+		{"call.1", false},
+		{"call 1", false},
+		{"call_é", false},
+		{long, false},
+	} {
+		got := toolUseID(tc.in)
+		if (got == tc.in) != tc.same {
+			t.Errorf("toolUseID(%q) = %q, kept as is: %v, want %v", tc.in, got, got == tc.in, tc.same)
+		}
+		if !validToolUseID(got) {
+			t.Errorf("toolUseID(%q) = %q, not a valid Bedrock toolUseId", tc.in, got)
+		}
+		if toolUseID(tc.in) != got {
+			t.Errorf("toolUseID(%q) is not stable", tc.in)
+		}
+	}
+	// Ids that clean up alike stay apart, so results still find their calls.
+	seen := map[string]string{}
+	for _, id := range []string{"call.1", "call_1", "call/1", "call:1", long, long + "y", strings.Repeat("a", 65), strings.Repeat("a", 64) + "b"} {
+		got := toolUseID(id)
+		if prev, dup := seen[got]; dup {
+			t.Errorf("toolUseID(%q) = toolUseID(%q) = %q", id, prev, got)
+		}
+		seen[got] = id
+	}
+}
