@@ -7,8 +7,11 @@ LDFLAGS   := -s -w
 # Lambda: provided.al2023 on arm64; lambda.norpc drops net/rpc (4 MB) from the binary.
 LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -trimpath -tags lambda.norpc -ldflags="$(LDFLAGS)"
+LAMBDA_DIR   := $(BUILD_DIR)/lambda
+# CONFIG=path/to/fngate.yaml packs a config file beside bootstrap (package, sam build).
+CONFIG ?=
 
-.PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package clean
+.PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package package-gcf build-GatewayFunction clean
 
 run:
 	$(GO) run ./functions/local $(ARGS)
@@ -22,12 +25,43 @@ test-short:
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@if command -v cfn-lint >/dev/null 2>&1; then cfn-lint template.yaml; else echo "lint: cfn-lint not installed, template.yaml not linted"; fi
+	@if command -v terraform >/dev/null 2>&1; then TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform; else echo "lint: terraform not installed, infra/terraform not format-checked"; fi
 
 vet:
 	$(GO) vet ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# The Lambda bootstrap for provided.al2023 on arm64.
+build-lambda:
+	@mkdir -p $(LAMBDA_DIR)
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(LAMBDA_DIR)/bootstrap ./functions/lambda
+
+# The deployment zip for Terraform or the console: bootstrap at the root, fngate.yaml when
+# CONFIG is set. Fixed timestamps make an unchanged build give an identical zip (and hash).
+package: build-lambda
+	@rm -f $(LAMBDA_DIR)/fngate.yaml $(BUILD_DIR)/gateway.zip
+	$(if $(CONFIG),cp $(CONFIG) $(LAMBDA_DIR)/fngate.yaml)
+	touch -t 202001010000 $(LAMBDA_DIR)/bootstrap $(if $(CONFIG),$(LAMBDA_DIR)/fngate.yaml)
+	cd $(LAMBDA_DIR) && zip -qX9 ../gateway.zip bootstrap $(if $(CONFIG),fngate.yaml)
+	@ls -l $(LAMBDA_DIR)/bootstrap $(BUILD_DIR)/gateway.zip
+
+# sam build (template.yaml, BuildMethod makefile) runs this with ARTIFACTS_DIR set.
+build-GatewayFunction: build-lambda
+	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is run by sam build"; exit 1; }
+	cp $(LAMBDA_DIR)/bootstrap $(ARTIFACTS_DIR)/bootstrap
+	$(if $(CONFIG),cp $(CONFIG) $(ARTIFACTS_DIR)/fngate.yaml)
+
+# The Cloud Functions runner for local runs (Cloud Build compiles its own from the upload).
+build-gcf:
+	@mkdir -p $(BUILD_DIR)/gcf
+	$(GO) build -trimpath -ldflags="$(LDFLAGS)" -o $(BUILD_DIR)/gcf/fngate-gcf ./functions/gcf/cmd
+
+# The Cloud Functions source upload (see functions/gcf/gcfsource for its layout).
+package-gcf:
+	$(GO) run ./functions/gcf/gcfsource -out $(BUILD_DIR)/gcf-source.zip
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -9,6 +9,8 @@
 //	            built from its schema; after a tool result, answers with that result
 //	error:NNN   fails with upstream status NNN before any output (a failover demo)
 //	cut:N       streams N words, then breaks off the stream
+//	panic       panics before any output (proves a bug cannot take the instance down)
+//	panic:N     streams N words, then panics
 //
 // Connection settings: delay_ms (pause before each streamed word).
 package mock
@@ -79,6 +81,15 @@ func parseBehaviour(model string) (name string, n int, err error) {
 	switch name {
 	case "echo", "lorem", "tools":
 		return name, 0, nil
+	case "panic":
+		if model == "panic" {
+			return name, 0, nil
+		}
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 0 {
+			return "", 0, fmt.Errorf("mock model %q: panic takes no argument or a word count (panic, panic:3)", model)
+		}
+		return name, n, nil
 	case "error", "cut":
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 || (name == "error" && (n < 400 || n > 599)) {
@@ -86,7 +97,7 @@ func parseBehaviour(model string) (name string, n int, err error) {
 		}
 		return name, n, nil
 	}
-	return "", 0, fmt.Errorf("unknown mock model %q: use echo, lorem, tools, error:NNN or cut:N", model)
+	return "", 0, fmt.Errorf("unknown mock model %q: use echo, lorem, tools, error:NNN, cut:N, panic or panic:N", model)
 }
 
 // answer is the whole deterministic answer for a request.
@@ -94,13 +105,16 @@ type answer struct {
 	words     []string
 	toolCalls []openai.ToolCall
 	cutAfter  int // -1: never
-	fail      int // upstream status to fail with, 0: none
-	prompt    int
+	// panicAfter is the word count after which the stream panics; -1: never. A panic before
+	// any output happens when the call starts.
+	panicAfter int
+	fail       int // upstream status to fail with, 0: none
+	prompt     int
 }
 
 func (p *Provider) plan(req *openai.ChatRequest, model string, maxTokens *int) answer {
 	name, n, _ := parseBehaviour(model)
-	a := answer{cutAfter: -1}
+	a := answer{cutAfter: -1, panicAfter: -1}
 	var last string
 	for i := range req.Messages {
 		m := &req.Messages[i]
@@ -124,6 +138,9 @@ func (p *Provider) plan(req *openai.ChatRequest, model string, maxTokens *int) a
 	case "cut":
 		a.words = strings.Fields(lorem)
 		a.cutAfter = n
+	case "panic":
+		a.words = strings.Fields(lorem)
+		a.panicAfter = n
 	}
 	if maxTokens != nil && len(a.words) > *maxTokens {
 		a.words = a.words[:*maxTokens]
@@ -209,6 +226,9 @@ func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t provider
 }
 
 func (a *answer) complete() (*openai.Completion, error) {
+	if a.panicAfter >= 0 {
+		panic("mock panic")
+	}
 	if a.fail != 0 {
 		return nil, upstreamError(a.fail)
 	}
@@ -226,6 +246,9 @@ func (a *answer) complete() (*openai.Completion, error) {
 // ChatStream streams the answer word by word.
 func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
 	a := p.plan(req, t.Model, req.MaxCompletionTokens)
+	if a.panicAfter == 0 {
+		panic("mock panic before output")
+	}
 	if a.fail != 0 {
 		return nil, upstreamError(a.fail)
 	}
@@ -270,6 +293,9 @@ func (s *stream) Next() (openai.Delta, error) {
 			calls[i] = openai.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 		}
 		return openai.Delta{ToolCalls: calls}, nil
+	}
+	if s.a.panicAfter >= 0 && s.i >= s.a.panicAfter {
+		panic("mock panic after " + strconv.Itoa(s.i) + " words")
 	}
 	if s.a.cutAfter >= 0 && s.i >= s.a.cutAfter {
 		return openai.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: "Mock", Message: "mock cut after " + strconv.Itoa(s.i) + " words"}

@@ -1,0 +1,114 @@
+// Package awssm resolves aws-sm://<secret-id>[#json-key] references through AWS Secrets
+// Manager. The secret id is a name or a full ARN; #json-key picks one key of a secret that
+// holds a JSON object (the console's key/value secrets). Each secret is fetched once per
+// process, however many keys of it the config uses.
+package awssm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/fngate/fngate/core/secrets"
+)
+
+// Scheme is the reference prefix this resolver serves (the key in config.Options.Secrets).
+const Scheme = "aws-sm"
+
+// API is the one Secrets Manager call the resolver makes; *secretsmanager.Client has it.
+type API interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+// Resolver resolves aws-sm:// references. Safe for concurrent use.
+type Resolver struct {
+	api   func(context.Context) (API, error)
+	cache secrets.Cache
+}
+
+// New resolves through api.
+func New(api API) *Resolver {
+	return &Resolver{api: func(context.Context) (API, error) { return api, nil }}
+}
+
+// NewDefault resolves through a client built from the default AWS configuration (the
+// function's role, AWS_REGION, AWS_ENDPOINT_URL_SECRETS_MANAGER...). The client is built on
+// the first reference, so a config without aws-sm:// references pays nothing at cold start.
+func NewDefault() *Resolver {
+	var (
+		once   sync.Once
+		client API
+		err    error
+	)
+	return &Resolver{api: func(ctx context.Context) (API, error) {
+		once.Do(func() {
+			var cfg aws.Config
+			if cfg, err = awsconfig.LoadDefaultConfig(ctx); err != nil {
+				err = fmt.Errorf("loading the AWS configuration: %w", err)
+				return
+			}
+			client = secretsmanager.NewFromConfig(cfg)
+		})
+		return client, err
+	}}
+}
+
+// ParseRef splits a reference into the secret id and the optional JSON key.
+func ParseRef(ref string) (id, key string, err error) {
+	body, ok := strings.CutPrefix(ref, Scheme+"://")
+	if !ok {
+		return "", "", fmt.Errorf("%q is not an %s:// reference", ref, Scheme)
+	}
+	id, key = secrets.SplitKey(body)
+	if id == "" {
+		return "", "", fmt.Errorf("%q names no secret: write %s://<name or ARN>[#json-key]", ref, Scheme)
+	}
+	if strings.Contains(ref, "#") && key == "" {
+		return "", "", fmt.Errorf("%q has an empty JSON key after '#'", ref)
+	}
+	return id, key, nil
+}
+
+// Resolve returns the secret's value, or one key of it.
+func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {
+	id, key, err := ParseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	val, err := r.cache.Get(ctx, id, func(ctx context.Context) (string, error) { return r.fetch(ctx, id) })
+	if err != nil {
+		return "", err
+	}
+	if key == "" {
+		return val, nil
+	}
+	v, err := secrets.JSONKey(val, key)
+	if err != nil {
+		return "", fmt.Errorf("secret %s: %w", id, err)
+	}
+	return v, nil
+}
+
+func (r *Resolver) fetch(ctx context.Context, id string) (string, error) {
+	api, err := r.api(ctx)
+	if err != nil {
+		return "", err
+	}
+	out, err := api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(id)})
+	if err != nil {
+		return "", fmt.Errorf("getting secret %s from Secrets Manager: %w", id, err)
+	}
+	switch {
+	case out.SecretString != nil:
+		return *out.SecretString, nil
+	case out.SecretBinary != nil:
+		return string(out.SecretBinary), nil
+	}
+	return "", errors.New("secret " + id + " has neither a string nor a binary value")
+}

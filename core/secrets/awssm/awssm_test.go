@@ -1,0 +1,183 @@
+package awssm
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// startMoto runs moto_server on a free port and returns its URL, or skips the test when
+// moto_server is not installed (it comes from the machine image, not from a registry CI can
+// reinstall from).
+func startMoto(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		t.Skip("moto_server is not on PATH: skipping the Secrets Manager integration test (pip install 'moto[server]' to run it)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return url
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("moto_server did not answer on %s within 30s: %v", url, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func motoClient(url string) *secretsmanager.Client {
+	return secretsmanager.New(secretsmanager.Options{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		BaseEndpoint: aws.String(url),
+	})
+}
+
+// countingAPI counts the GetSecretValue calls that reach Secrets Manager.
+type countingAPI struct {
+	API
+	calls atomic.Int32
+}
+
+func (c *countingAPI) GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	c.calls.Add(1)
+	return c.API.GetSecretValue(ctx, in, optFns...)
+}
+
+func TestResolveAgainstMoto(t *testing.T) {
+	url := startMoto(t)
+	ctx := context.Background()
+	client := motoClient(url)
+	create := func(in *secretsmanager.CreateSecretInput) string {
+		out, err := client.CreateSecret(ctx, in)
+		if err != nil {
+			t.Fatalf("CreateSecret %s: %v", *in.Name, err)
+		}
+		return *out.ARN
+	}
+	create(&secretsmanager.CreateSecretInput{Name: aws.String("fngate/plain"), SecretString: aws.String("sk-plain")})
+	jsonARN := create(&secretsmanager.CreateSecretInput{Name: aws.String("fngate/providers"),
+		SecretString: aws.String(`{"openai":"sk-openai","anthropic":"sk-ant","port":8443,"debug":true,"nested":{"a":1}}`)})
+	create(&secretsmanager.CreateSecretInput{Name: aws.String("fngate/binary"), SecretBinary: []byte("bin-value")})
+
+	api := &countingAPI{API: client}
+	r := New(api)
+	for _, tc := range []struct{ ref, want string }{
+		{"aws-sm://fngate/plain", "sk-plain"},
+		{"aws-sm://fngate/providers#openai", "sk-openai"},
+		{"aws-sm://fngate/providers#anthropic", "sk-ant"},
+		{"aws-sm://fngate/providers#port", "8443"},
+		{"aws-sm://fngate/providers#debug", "true"},
+		{"aws-sm://" + jsonARN + "#openai", "sk-openai"},
+		{"aws-sm://fngate/binary", "bin-value"},
+		{"aws-sm://fngate/plain", "sk-plain"},
+	} {
+		got, err := r.Resolve(ctx, tc.ref)
+		if err != nil {
+			t.Errorf("Resolve(%s): %v", tc.ref, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("Resolve(%s) = %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+	// plain, providers (two keys plus three more), the ARN (a different id), binary.
+	if n := api.calls.Load(); n != 4 {
+		t.Errorf("GetSecretValue was called %d times, want 4 (once per distinct secret id)", n)
+	}
+
+	for _, tc := range []struct{ ref, wantErr string }{
+		{"aws-sm://fngate/missing", "fngate/missing"},
+		{"aws-sm://fngate/providers#nope", `no key "nope" (it has: anthropic, debug, nested, openai, port)`},
+		{"aws-sm://fngate/providers#nested", "not a string, number or boolean"},
+		{"aws-sm://fngate/plain#key", "not"},
+	} {
+		_, err := r.Resolve(ctx, tc.ref)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("Resolve(%s) error = %v, want one containing %q", tc.ref, err, tc.wantErr)
+		}
+		if err != nil && strings.Contains(err.Error(), "sk-") {
+			t.Errorf("Resolve(%s) error leaks a secret value: %v", tc.ref, err)
+		}
+	}
+	// A failed fetch is not cached: the secret created afterwards resolves.
+	create(&secretsmanager.CreateSecretInput{Name: aws.String("fngate/missing"), SecretString: aws.String("late")})
+	if got, err := r.Resolve(ctx, "aws-sm://fngate/missing"); err != nil || got != "late" {
+		t.Errorf("Resolve after the secret was created = %q, %v; want late", got, err)
+	}
+}
+
+// TestDefaultClientFromEnvironment proves NewDefault builds its client from the standard
+// AWS environment (region, credentials, endpoint override), which is how the Lambda main
+// uses it.
+func TestDefaultClientFromEnvironment(t *testing.T) {
+	url := startMoto(t)
+	if _, err := motoClient(url).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
+		Name: aws.String("env/secret"), SecretString: aws.String(`{"k":"v"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", url)
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+	got, err := NewDefault().Resolve(context.Background(), "aws-sm://env/secret#k")
+	if err != nil || got != "v" {
+		t.Fatalf("Resolve = %q, %v; want v", got, err)
+	}
+}
+
+func TestParseRef(t *testing.T) {
+	for _, tc := range []struct{ ref, id, key, err string }{
+		{ref: "aws-sm://name", id: "name"},
+		{ref: "aws-sm://path/to/name#api_key", id: "path/to/name", key: "api_key"},
+		{ref: "aws-sm://arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/x-AbCdEf#k",
+			id: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/x-AbCdEf", key: "k"},
+		{ref: "aws-sm://", err: "names no secret"},
+		{ref: "aws-sm://#k", err: "names no secret"},
+		{ref: "aws-sm://name#", err: "empty JSON key"},
+		{ref: "gcp-sm://projects/p/secrets/s", err: "not an aws-sm:// reference"},
+	} {
+		id, key, err := ParseRef(tc.ref)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseRef(%q) error = %v, want %q", tc.ref, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || id != tc.id || key != tc.key {
+			t.Errorf("ParseRef(%q) = %q, %q, %v; want %q, %q", tc.ref, id, key, err, tc.id, tc.key)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+// Package gcf registers fngate as the HTTP function Gateway for Cloud Functions gen2 (Cloud
+// Run functions, runtime go125). Registration happens at init and costs nothing; the gateway
+// itself (config, secret references, providers) is built by the first request, once per
+// instance, so the instance passes its start-up probe at once and a deploy never stalls on a
+// slow secret read.
+//
+// One instance serves up to 1000 requests at a time (max_instance_request_concurrency). They
+// share only the gateway, which is safe for concurrent use; nothing here is mutated per
+// request. net/http's writer flushes each SSE event, and a client that disconnects cancels
+// the request's context and with it the upstream call.
+//
+// Environment:
+//
+//	FNGATE_CONFIG_YAML   the config itself
+//	FNGATE_CONFIG        a config file, typically a Secret Manager volume (/etc/fngate/fngate.yaml)
+//	                     (neither: the embedded default catalog)
+//	FNGATE_INVOKER_AUTH  IAM when only IAM principals may invoke (roles/run.invoker), PUBLIC
+//	                     (default) when allUsers may: a public function refuses to serve
+//	                     without client keys unless the config says auth: none
+package gcf
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/secrets/gcpsm"
+	"github.com/fngate/fngate/core/telemetry"
+)
+
+// FunctionName is the entry point to deploy (--entry-point, build_config.entry_point).
+const FunctionName = "Gateway"
+
+func init() { functions.HTTP(FunctionName, Gateway) }
+
+var instance = &lazy{retryAfter: 10 * time.Second, build: func(ctx context.Context) (http.Handler, error) { return build(ctx, os.Getenv) }}
+
+// Gateway is the registered HTTP function.
+func Gateway(w http.ResponseWriter, r *http.Request) { instance.ServeHTTP(w, r) }
+
+func build(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{gcpsm.Scheme: gcpsm.NewDefault()}}
+	cfg, source, err := loadConfig(ctx, getenv, opt)
+	if err != nil {
+		return nil, err
+	}
+	invoker := getenv("FNGATE_INVOKER_AUTH")
+	var requireKeys bool
+	switch invoker {
+	case "", "PUBLIC":
+		requireKeys = true
+		if len(cfg.Keys) == 0 && cfg.Auth != "none" {
+			return nil, fmt.Errorf("the function is public (FNGATE_INVOKER_AUTH=%s) and the config has no client keys: add keys, write `auth: none` to serve openly on purpose, or require IAM (roles/run.invoker) and set FNGATE_INVOKER_AUTH=IAM", invokerOrDefault(invoker))
+		}
+	case "IAM":
+	default:
+		return nil, fmt.Errorf("FNGATE_INVOKER_AUTH is %q; want PUBLIC or IAM", invoker)
+	}
+	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
+	gw, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys})
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
+		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)))
+	return gw, nil
+}
+
+func invokerOrDefault(v string) string {
+	if v == "" {
+		return "PUBLIC"
+	}
+	return v
+}
+
+// loadConfig reads FNGATE_CONFIG_YAML, else the file FNGATE_CONFIG, else the embedded
+// default, and says which for the start-up log line.
+func loadConfig(ctx context.Context, getenv func(string) string, opt config.Options) (*config.Config, string, error) {
+	inline, path := getenv("FNGATE_CONFIG_YAML"), getenv("FNGATE_CONFIG")
+	switch {
+	case inline != "" && path != "":
+		return nil, "", fmt.Errorf("both FNGATE_CONFIG_YAML and FNGATE_CONFIG are set; set one")
+	case inline != "":
+		cfg, err := config.Parse(ctx, []byte(inline), opt)
+		if err != nil {
+			return nil, "", fmt.Errorf("config from FNGATE_CONFIG_YAML: %w", err)
+		}
+		return cfg, "FNGATE_CONFIG_YAML", nil
+	case path != "":
+		cfg, err := config.Load(ctx, path, opt)
+		return cfg, path, err
+	}
+	cfg, err := config.Default(ctx, opt)
+	return cfg, "embedded default", err
+}
+
+// buildTimeout bounds one build; it does not follow the request that triggered it, whose
+// client may leave while the other waiting requests still need the gateway.
+const buildTimeout = 30 * time.Second
+
+// lazy builds the handler on first use, once: concurrent first requests wait for the same
+// build. A failed build is logged, answered with a 500, and tried again after retryAfter: a
+// transient secret read must not poison the instance for its lifetime, and the spacing keeps
+// a broken config from hammering Secret Manager with every request of a busy instance.
+type lazy struct {
+	build      func(context.Context) (http.Handler, error)
+	retryAfter time.Duration
+
+	ready    atomic.Pointer[http.Handler]
+	mu       sync.Mutex
+	err      error
+	failedAt time.Time
+}
+
+func (l *lazy) get(ctx context.Context) (http.Handler, error) {
+	if h := l.ready.Load(); h != nil {
+		return *h, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.ready.Load(); h != nil {
+		return *h, nil
+	}
+	if l.err != nil && time.Since(l.failedAt) < l.retryAfter {
+		return nil, l.err
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
+	defer cancel()
+	h, err := l.build(bctx)
+	if err != nil {
+		l.err, l.failedAt = err, time.Now()
+		telemetry.NewLogger(os.Stderr, telemetry.FormatFromEnv(""), nil).Error("start failed", slog.String("error", err.Error()))
+		return nil, err
+	}
+	l.ready.Store(&h)
+	l.err = nil
+	return h, nil
+}
+
+func (l *lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, err := l.get(r.Context())
+	if err != nil {
+		(&openai.Error{Status: http.StatusInternalServerError, Type: openai.TypeServer, Code: "gateway_not_configured",
+			Message: "the gateway could not start; its log has the reason"}).Write(w)
+		return
+	}
+	h.ServeHTTP(w, r)
+}

@@ -1,0 +1,170 @@
+// Command gcfsource assembles the source upload for Cloud Functions gen2 (make package-gcf):
+//
+//	go run ./functions/gcf/gcfsource -out build/gcf-source.zip
+//
+// The Go buildpack that builds functions looks only at the upload's root: it parses the one
+// package there, blank-imports it from a generated main, and ignores GOOGLE_FUNCTION_SOURCE
+// (only the Python, Ruby and PHP buildpacks read it). fngate's function lives in
+// functions/gcf of a module whose root has no package, so the upload is a small wrapper
+// module instead: a root package that imports functions/gcf (whose init registers Gateway),
+// and this module beside it under fngate/, wired in with a replace directive.
+//
+//	go.mod        module fngate.local/function, requires fngate and the functions framework
+//	go.sum        fngate's, so the buildpack's `go mod tidy` only confirms it
+//	function.go   package function: imports the framework and functions/gcf
+//	fngate/       go.mod, go.sum, core/ and functions/gcf/ (no tests, no other mains)
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+)
+
+const (
+	// Module is the wrapper module's path; the buildpack wants a dot in its first element.
+	Module    = "fngate.local/function"
+	fngateMod = "github.com/fngate/fngate"
+	ffMod     = "github.com/GoogleCloudPlatform/functions-framework-go"
+)
+
+const shim = `// Package function is the root package Cloud Functions builds: importing functions/gcf
+// registers the Gateway function, and importing the framework's functions package makes the
+// buildpack generate the main for declaratively registered functions.
+package function
+
+import (
+	_ "github.com/GoogleCloudPlatform/functions-framework-go/functions"
+
+	_ "github.com/fngate/fngate/functions/gcf"
+)
+`
+
+func main() {
+	out := flag.String("out", "build/gcf-source.zip", "the zip to write")
+	root := flag.String("root", ".", "fngate's module root")
+	flag.Parse()
+	files, err := Files(*root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gcfsource:", err)
+		os.Exit(1)
+	}
+	if err := writeZip(*out, files); err != nil {
+		fmt.Fprintln(os.Stderr, "gcfsource:", err)
+		os.Exit(1)
+	}
+}
+
+// Files returns the upload as slash-separated path -> content.
+func Files(root string) (map[string][]byte, error) {
+	goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(goMod, []byte("module "+fngateMod+"\n")) {
+		return nil, fmt.Errorf("%s is not fngate's module root", root)
+	}
+	goSum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		return nil, err
+	}
+	goLine, ffVersion, err := moduleFacts(goMod)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{
+		"go.mod": fmt.Appendf(nil, "module %s\n\ngo %s\n\nrequire (\n\t%s %s\n\t%s v0.0.0\n)\n\nreplace %s => ./fngate\n",
+			Module, goLine, ffMod, ffVersion, fngateMod, fngateMod),
+		"go.sum":        goSum,
+		"function.go":   []byte(shim),
+		"fngate/go.mod": goMod,
+		"fngate/go.sum": goSum,
+	}
+	for _, dir := range []string{"core", "functions/gcf"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				// Other mains (the local runner, this command) and test data stay home.
+				if d.Name() == "testdata" || rel == "functions/gcf/cmd" || rel == "functions/gcf/gcfsource" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(rel, "_test.go") || !d.Type().IsRegular() {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			files["fngate/"+rel] = b
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// moduleFacts reads the go line and the functions framework version from fngate's go.mod,
+// so the wrapper builds with exactly what fngate is tested with.
+func moduleFacts(goMod []byte) (goLine, ffVersion string, err error) {
+	f, err := modfile.ParseLax("go.mod", goMod, nil)
+	if err != nil {
+		return "", "", err
+	}
+	if f.Go == nil {
+		return "", "", errors.New("go.mod has no go line")
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == ffMod {
+			return f.Go.Version, r.Mod.Version, nil
+		}
+	}
+	return "", "", errors.New("go.mod does not require " + ffMod)
+}
+
+// writeZip writes files with a fixed timestamp and order, so an unchanged source gives an
+// identical zip and Terraform sees no change.
+func writeZip(out string, files map[string][]byte) error {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	stamp := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range names {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: path.Clean(n), Method: zip.Deflate, Modified: stamp})
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(files[n]); err != nil {
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdaurl"
+)
+
+// serveWrapped runs h behind guard exactly as the bootstrap does, through lambdaurl.Wrap,
+// whose handler goroutine has no recover: a panic that got past guard would crash the test
+// binary.
+func serveWrapped(t *testing.T, h http.HandlerFunc, timeout time.Duration) (int, map[string]string, string) {
+	t.Helper()
+	var logs bytes.Buffer
+	g := &guard{next: h, log: slog.New(slog.NewJSONHandler(&logs, nil)), margin: 200 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := lambdaurl.Wrap(g)(ctx, &events.LambdaFunctionURLRequest{
+		RawPath: "/v1/chat/completions",
+		RequestContext: events.LambdaFunctionURLRequestContext{DomainName: "x.lambda-url.us-east-1.on.aws",
+			HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Headers, string(body)
+}
+
+func sseHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+}
+
+func TestGuardRecoversBeforeOutput(t *testing.T) {
+	status, headers, body := serveWrapped(t, func(http.ResponseWriter, *http.Request) { panic("boom") }, 5*time.Second)
+	if status != 500 || headers["Content-Type"] != "application/json" || !strings.Contains(body, `"code":"internal_error"`) {
+		t.Fatalf("got %d %v %s; want a 500 JSON internal_error", status, headers, body)
+	}
+}
+
+func TestGuardRecoversMidStream(t *testing.T) {
+	status, _, body := serveWrapped(t, func(w http.ResponseWriter, _ *http.Request) {
+		sseHeaders(w)
+		_, _ = w.Write([]byte("data: {\"choices\":[]}\n\n"))
+		panic("boom")
+	}, 5*time.Second)
+	if status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	if !strings.HasSuffix(body, "data: {\"error\":{\"message\":\"the gateway failed while handling this request\",\"type\":\"server_error\",\"param\":null,\"code\":\"internal_error\"}}\n\n") {
+		t.Fatalf("a panic after output must end the stream with an error event, got %q", body)
+	}
+}
+
+func TestGuardEndsAbortedResponses(t *testing.T) {
+	status, _, body := serveWrapped(t, func(w http.ResponseWriter, _ *http.Request) {
+		sseHeaders(w)
+		_, _ = w.Write([]byte("data: x\n\n"))
+		panic(http.ErrAbortHandler)
+	}, 5*time.Second)
+	if status != 200 || body != "data: x\n\n" {
+		t.Fatalf("got %d %q; an aborted response ends as it stands", status, body)
+	}
+	status, _, body = serveWrapped(t, func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }, 5*time.Second)
+	if status != http.StatusBadGateway || !strings.Contains(body, `"code":"aborted"`) {
+		t.Fatalf("an abort before output: got %d %q; want a 502, not lambdaurl's empty 200", status, body)
+	}
+}
+
+// waitForCancel is a handler that streams (or not) and then blocks until its request is
+// cancelled, as the gateway does while an upstream is slow.
+func waitForCancel(stream bool, lastEvent string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if stream {
+			sseHeaders(w)
+			_, _ = w.Write([]byte(lastEvent))
+		}
+		<-r.Context().Done()
+	}
+}
+
+func TestGuardTimeLimitBeforeOutput(t *testing.T) {
+	start := time.Now()
+	status, _, body := serveWrapped(t, waitForCancel(false, ""), time.Second)
+	if status != http.StatusGatewayTimeout || !strings.Contains(body, `"code":"function_timeout"`) {
+		t.Fatalf("got %d %s; want a 504 function_timeout", status, body)
+	}
+	if took := time.Since(start); took > time.Second-150*time.Millisecond {
+		t.Errorf("the request ended %v after it began; the guard must end it before the 1s deadline", took)
+	}
+}
+
+func TestGuardTimeLimitMidStream(t *testing.T) {
+	_, _, body := serveWrapped(t, waitForCancel(true, "data: {\"choices\":[]}\n\n"), time.Second)
+	if !strings.Contains(body, `"code":"function_timeout"`) || strings.Contains(body, "[DONE]") {
+		t.Fatalf("got %q; want the stream closed with a function_timeout event", body)
+	}
+}
+
+func TestGuardLeavesFinishedStreamsAlone(t *testing.T) {
+	for _, last := range []string{"data: [DONE]\n\n", "data: {\"error\":{\"message\":\"upstream\"}}\n\n"} {
+		_, _, body := serveWrapped(t, waitForCancel(true, last), time.Second)
+		if body != last {
+			t.Errorf("a stream that already ended with %q got more: %q", last, body)
+		}
+	}
+}

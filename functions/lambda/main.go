@@ -1,0 +1,88 @@
+// Command lambda is fngate's bootstrap for AWS Lambda: provided.al2023 on arm64, behind a
+// function URL with InvokeMode RESPONSE_STREAM, so every SSE event reaches the client as it
+// is written.
+//
+//	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -tags lambda.norpc \
+//	    -ldflags="-s -w" -o bootstrap ./functions/lambda
+//
+// Everything happens once per execution environment, before the first invoke: the config is
+// read (see config.go for where from), its aws-sm:// references are resolved through Secrets
+// Manager, and the gateway is built. A broken config, an unreachable secret or a public URL
+// without gateway keys stops the function here, with the reason in its log, instead of
+// serving wrongly.
+//
+// Environment:
+//
+//	FNGATE_CONFIG_YAML, FNGATE_CONFIG   the config (config.go)
+//	FNGATE_URL_AUTH_TYPE                the function URL's AuthType, NONE (default) or AWS_IAM
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdaurl"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/secrets/awssm"
+	"github.com/fngate/fngate/core/telemetry"
+)
+
+// deadlineMargin is how long before the invoke deadline a request is ended in-band.
+const deadlineMargin = time.Second
+
+func main() {
+	h, err := setup(context.Background(), os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fngate:", err)
+		os.Exit(1)
+	}
+	lambdaurl.Start(h)
+}
+
+func setup(ctx context.Context, getenv func(string) string) (*guard, error) {
+	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewDefault()}}
+	cfg, source, err := loadConfig(ctx, getenv, packageRoot(), opt)
+	if err != nil {
+		return nil, err
+	}
+	urlAuth := getenv("FNGATE_URL_AUTH_TYPE")
+	requireKeys, err := keysRequired(urlAuth, cfg)
+	if err != nil {
+		return nil, err
+	}
+	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
+	gw, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys})
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
+		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)))
+	return &guard{next: gw, log: logger, margin: deadlineMargin}, nil
+}
+
+// keysRequired decides whether the gateway may run without client keys. A public URL
+// (AuthType NONE) needs keys or an explicit `auth: none`; behind AWS_IAM, IAM has already
+// authenticated the caller. The SigV4 signature occupies the Authorization header there,
+// so a bearer key could never arrive: keys with AWS_IAM are refused rather than answering
+// every request 401.
+func keysRequired(urlAuth string, cfg *config.Config) (bool, error) {
+	switch urlAuth {
+	case "", "NONE":
+		if len(cfg.Keys) == 0 && cfg.Auth != "none" {
+			return true, errors.New("the function URL is public (AuthType NONE) and the config has no client keys: add keys, write `auth: none` to serve openly on purpose, or deploy with AuthType AWS_IAM")
+		}
+		return true, nil
+	case "AWS_IAM":
+		if len(cfg.Keys) > 0 {
+			return false, errors.New("the function URL uses AuthType AWS_IAM, whose SigV4 signature takes the Authorization header, so gateway keys cannot be checked: remove keys from the config (IAM authenticates callers) or use AuthType NONE")
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("FNGATE_URL_AUTH_TYPE is %q; want NONE or AWS_IAM (the function URL's AuthType)", urlAuth)
+}

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/anthropic"
+	"github.com/fngate/fngate/core/providers/bedrock"
+	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/providers/openaicompat"
+)
+
+// registry is every provider kind the Lambda bootstrap ships. Each import here is linked into
+// the binary (and its init runs at every cold start), so kinds are added one package at a
+// time rather than through a catch-all; Vertex stays out unless built with -tags vertex.
+func registry() providers.Registry {
+	r := providers.Registry{}
+	mock.Register(r)
+	openaicompat.Register(r)
+	anthropic.Register(r)
+	bedrock.Register(r)
+	return r
+}

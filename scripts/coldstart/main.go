@@ -1,0 +1,152 @@
+// Command coldstart measures the Lambda bootstrap's cold start the way Lambda sees it: from
+// exec of the bootstrap to the first byte of its response on the Runtime API (a fake one,
+// functions/lambda/fakeruntime), beside a hello-world lambdaurl bootstrap measured the same
+// way. It also reports the arm64 binary sizes the deployment ships.
+//
+//	go run ./scripts/coldstart [-n 20]
+//
+// Timing uses binaries built for this machine with the Lambda flags; the runs of the
+// variants are interleaved so drift in machine load hits them alike. Absolute times depend on
+// the machine: compare the variants, not the numbers with Lambda's.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+)
+
+type variant struct {
+	name  string
+	pkg   string
+	env   []string
+	event []byte
+}
+
+const inlineConfig = `auth: none
+connections: {mock: {kind: mock}}
+models: {mock/echo: {routes: [{connection: mock, model: echo}]}}
+`
+
+func main() {
+	runs := flag.Int("n", 20, "runs per variant")
+	flag.Parse()
+	if err := run(*runs); err != nil {
+		fmt.Fprintln(os.Stderr, "coldstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(runs int) error {
+	dir, err := os.MkdirTemp("", "coldstart-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	chat := fakeruntime.URLEvent("POST", "/v1/chat/completions", map[string]string{"content-type": "application/json"},
+		`{"model":"mock/echo","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	variants := []variant{
+		{name: "hello-world lambdaurl", pkg: "./scripts/coldstart/hello", event: fakeruntime.URLEvent("GET", "/", nil, "")},
+		{name: "fngate, inline config", pkg: "./functions/lambda", env: []string{"FNGATE_CONFIG_YAML=" + inlineConfig}, event: chat},
+		{name: "fngate, embedded default (AWS_IAM)", pkg: "./functions/lambda", env: []string{"FNGATE_URL_AUTH_TYPE=AWS_IAM"}, event: chat},
+	}
+
+	fmt.Println("arm64 binaries (CGO_ENABLED=0 -trimpath -tags lambda.norpc -ldflags='-s -w'):")
+	for _, pkg := range []string{"./scripts/coldstart/hello", "./functions/lambda"} {
+		out := filepath.Join(dir, "arm64", filepath.Base(pkg), "bootstrap")
+		if err := build(pkg, out, "linux", "arm64"); err != nil {
+			return err
+		}
+		st, err := os.Stat(out)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %-28s %6.2f MB (%d bytes)\n", pkg, float64(st.Size())/1e6, st.Size())
+	}
+
+	bins := map[string]string{}
+	for _, v := range variants {
+		if bins[v.pkg] != "" {
+			continue
+		}
+		out := filepath.Join(dir, "host", filepath.Base(v.pkg), "bootstrap")
+		if err := build(v.pkg, out, "", ""); err != nil {
+			return err
+		}
+		bins[v.pkg] = out
+	}
+
+	type sample struct{ poll, first time.Duration }
+	results := make([][]sample, len(variants))
+	for i := 0; i < runs; i++ {
+		for j, v := range variants {
+			poll, first, err := once(bins[v.pkg], v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			results[j] = append(results[j], sample{poll, first})
+		}
+	}
+
+	fmt.Printf("\ncold start on this machine, median of %d runs (min-max):\n", runs)
+	fmt.Printf("  %-36s %-24s %s\n", "variant", "exec -> first /next", "exec -> first response byte")
+	for j, v := range variants {
+		var polls, firsts []time.Duration
+		for _, s := range results[j] {
+			polls = append(polls, s.poll)
+			firsts = append(firsts, s.first)
+		}
+		fmt.Printf("  %-36s %-24s %s\n", v.name, summary(polls), summary(firsts))
+	}
+	return nil
+}
+
+func build(pkg, out, goos, goarch string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if goos != "" {
+		cmd.Env = append(cmd.Env, "GOOS="+goos, "GOARCH="+goarch)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+// once starts a fresh bootstrap with one event waiting, and times its first answer.
+func once(bin string, v variant) (poll, first time.Duration, err error) {
+	rt := fakeruntime.New()
+	defer rt.Close()
+	inv := rt.Invoke(fakeruntime.Request{Event: v.event})
+	cmd := rt.Command(bin, v.env...)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	c, err := inv.Chunk(0, 10*time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	res, err := inv.Wait(10 * time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	if p, _, err := fakeruntime.SplitPrelude(res.Body); err != nil || p.StatusCode != 200 {
+		return 0, 0, fmt.Errorf("bad answer (%v): %q", err, res.Body)
+	}
+	return inv.Delivered.Sub(start), c.At.Sub(start), nil
+}
+
+func summary(d []time.Duration) string {
+	slices.Sort(d)
+	ms := func(x time.Duration) string { return fmt.Sprintf("%.1f", float64(x)/float64(time.Millisecond)) }
+	return fmt.Sprintf("%s ms (%s-%s)", ms(d[len(d)/2]), ms(d[0]), ms(d[len(d)-1]))
+}
