@@ -22,7 +22,14 @@ type State struct {
 	// ChatOnly marks a route whose upstream refused the legacy completions endpoint.
 	ChatOnly bool `json:"chat_only,omitempty" dynamodbav:"chat_only,omitempty" firestore:"chat_only,omitempty"`
 	// EventID is the delivery that caused the last change.
-	EventID   string    `json:"event_id,omitempty" dynamodbav:"event_id,omitempty" firestore:"event_id,omitempty"`
+	EventID string `json:"event_id,omitempty" dynamodbav:"event_id,omitempty" firestore:"event_id,omitempty"`
+	// ActionID names the snapshot of the change that produced this record, for rollback.
+	ActionID string `json:"action_id,omitempty" dynamodbav:"action_id,omitempty" firestore:"action_id,omitempty"`
+	// Since is when the current status (or chat-only mark) took effect. Errors that happened
+	// before it belong to the previous state: remediation ignores them, so a late delivery
+	// cannot undo an operator's or the sweep's later decision.
+	Since time.Time `json:"since,omitzero" dynamodbav:"since,omitempty" firestore:"since,omitempty"`
+	// Version counts writes; a store only accepts a write that names the version it replaces.
 	Version   int64     `json:"version" dynamodbav:"version" firestore:"version"`
 	UpdatedAt time.Time `json:"updated_at,omitzero" dynamodbav:"updated_at,omitempty" firestore:"updated_at,omitempty"`
 }

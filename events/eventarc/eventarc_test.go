@@ -1,0 +1,225 @@
+package eventarc_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+
+	"github.com/fngate/fngate/core/routestate"
+	"github.com/fngate/fngate/events/eventarc"
+	"github.com/fngate/fngate/events/remediation"
+)
+
+var update = flag.Bool("update", false, "rewrite the .want.json golden files")
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func loadEvent(t *testing.T, name string) event.Event {
+	t.Helper()
+	var e event.Event
+	if err := json.Unmarshal(readFile(t, name), &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestDecodeGolden(t *testing.T) {
+	for _, name := range []string{"message_published", "sweep"} {
+		t.Run(name, func(t *testing.T) {
+			in, err := eventarc.Decode(loadEvent(t, name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(in, "", "  ")
+			got = append(got, '\n')
+			if *update {
+				if err := os.WriteFile(filepath.Join("testdata", name+".want.json"), got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want := readFile(t, name+".want.json"); !bytes.Equal(got, want) {
+				t.Fatalf("decoded %s differs from its .want.json:\n%s", name, got)
+			}
+		})
+	}
+}
+
+// The committed base64 message data must be exactly the readable LogEntry beside it.
+func TestMessageDataMatchesItsReadableSource(t *testing.T) {
+	var data struct {
+		Message struct {
+			Data []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(loadEvent(t, "message_published.json").Data(), &data); err != nil {
+		t.Fatal(err)
+	}
+	var got, want any
+	if err := json.Unmarshal(data.Message.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(readFile(t, "log_entry.inner.json"), &want); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("message data\n%s\nis not log_entry.inner.json\n%s", g, w)
+	}
+}
+
+// Eventarc posts in binary content mode: ce-* headers and the data as the body. The
+// cloudevents SDK (what the functions framework uses) must turn that into the same event.
+func TestBinaryModeRequest(t *testing.T) {
+	e := loadEvent(t, "message_published.json")
+	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(e.Data()))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Ce-Id", e.ID())
+	req.Header.Set("Ce-Source", e.Source())
+	req.Header.Set("Ce-Type", e.Type())
+	req.Header.Set("Ce-Specversion", "1.0")
+	req.Header.Set("Ce-Time", e.Time().Format(time.RFC3339Nano))
+	got, err := cehttp.NewEventFromHTTPRequest(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := eventarc.Decode(*got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := eventarc.Decode(e)
+	if in.Delivery == nil || in.Delivery.ID != want.Delivery.ID || in.Delivery.Record != want.Delivery.Record {
+		t.Fatalf("binary mode decoded to %+v, structured to %+v", in.Delivery, want.Delivery)
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	wrongType := loadEvent(t, "message_published.json")
+	wrongType.SetType("google.cloud.storage.object.v1.finalized")
+	notEntry := loadEvent(t, "message_published.json")
+	_ = notEntry.SetData("application/json", map[string]any{"message": map[string]any{"data": []byte("[1,2]")}})
+	otherLine := loadEvent(t, "message_published.json")
+	_ = otherLine.SetData("application/json", map[string]any{"message": map[string]any{
+		"data": []byte(`{"insertId":"x","jsonPayload":{"message":"request","route":"a/b"}}`)}})
+	for name, c := range map[string]struct {
+		e    event.Event
+		want error
+	}{
+		"not messagePublished": {wrongType, remediation.ErrInvalid},
+		"not a LogEntry":       {notEntry, remediation.ErrInvalid},
+		"not a provider error": {otherLine, remediation.ErrNotProviderError},
+	} {
+		if _, err := eventarc.Decode(c.e); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.want)
+		}
+	}
+}
+
+func newHandler(store routestate.Store, now time.Time) (*eventarc.Handler, *bytes.Buffer) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	e := remediation.New(store, remediation.Options{
+		Config: remediation.Config{Mode: remediation.Apply},
+		Logger: log,
+		Now:    func() time.Time { return now },
+	})
+	return eventarc.NewHandler(e, log), &logs
+}
+
+func TestHandleBurstRedeliveryAndSweep(t *testing.T) {
+	store := routestate.NewMemory()
+	now := time.Date(2026, 11, 29, 12, 0, 5, 0, time.UTC)
+	h, _ := newHandler(store, now)
+	ctx := context.Background()
+	base := loadEvent(t, "message_published.json")
+	for i := range remediation.DefaultBurstErrors {
+		e := base.Clone()
+		e.SetID(fmt.Sprint("1187396027509341", i))
+		if err := h.Handle(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		// Pub/Sub redelivers the same message id: counted once.
+		if err := h.Handle(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const route = "vertex-eu/gemini-2.5-pro"
+	st, _ := store.Get(ctx, route)
+	if st.Status != routestate.Cooling || st.Reason != "rate_limited" {
+		t.Fatalf("after %d distinct messages, each delivered twice: %+v", remediation.DefaultBurstErrors, st)
+	}
+
+	later, _ := newHandler(store, st.Until.Add(time.Second))
+	if err := later.Handle(ctx, loadEvent(t, "sweep.json")); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := store.Get(ctx, route); st.Status != routestate.Active {
+		t.Fatalf("after the sweep: %+v", st)
+	}
+}
+
+func TestHandleAcknowledgesWhatNoRetryCanFix(t *testing.T) {
+	h, logs := newHandler(routestate.NewMemory(), time.Now())
+	e := loadEvent(t, "message_published.json")
+	e.SetType("google.cloud.storage.object.v1.finalized")
+	if err := h.Handle(context.Background(), e); err != nil {
+		t.Fatalf("an event no retry can fix returned %v (Pub/Sub would redeliver it forever)", err)
+	}
+	if !strings.Contains(logs.String(), "remediation input rejected") {
+		t.Fatalf("not logged:\n%s", logs)
+	}
+}
+
+type brokenStore struct{ routestate.Store }
+
+func (brokenStore) Claim(context.Context, routestate.Claim) (bool, error) {
+	return false, errors.New("rpc error: code = Unavailable")
+}
+
+func TestHandleReturnsStoreFailuresForRedelivery(t *testing.T) {
+	h, _ := newHandler(brokenStore{routestate.NewMemory()}, time.Date(2026, 11, 29, 12, 0, 5, 0, time.UTC))
+	if err := h.Handle(context.Background(), loadEvent(t, "message_published.json")); err == nil {
+		t.Fatal("a store failure was swallowed; Pub/Sub would not redeliver")
+	}
+}
+
+// FromEnv needs no reachable Firestore to start (the client dials lazily); it must start in
+// dry-run unless told otherwise.
+func TestFromEnvStartsInDryRun(t *testing.T) {
+	t.Setenv("FIRESTORE_EMULATOR_HOST", "127.0.0.1:1")
+	env := map[string]string{eventarc.EnvProject: "acme-llm"}
+	var logs bytes.Buffer
+	h, closeFn, err := eventarc.FromEnv(context.Background(), slog.New(slog.NewJSONHandler(&logs, nil)), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if h == nil || !strings.Contains(logs.String(), `"msg":"remediation function ready","mode":"dry_run"`) {
+		t.Fatalf("handler %v, startup log:\n%s", h, logs.String())
+	}
+	env[remediation.EnvMode] = "now"
+	if _, _, err := eventarc.FromEnv(context.Background(), slog.New(slog.DiscardHandler), func(k string) string { return env[k] }); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+}

@@ -1,0 +1,67 @@
+// Command eventbridge is the AWS remediation function (Lambda, provided.al2023). It accepts
+// the gateway's ProviderError events from an EventBridge rule, CloudWatch Logs subscription
+// batches of the gateway's log group, and the sweep schedule, and repairs route state in
+// DynamoDB. See docs/remediation.md.
+//
+// Environment: ROUTE_STATE_TABLE (required), REMEDIATION_MODE (dry_run | apply; default
+// dry_run), REMEDIATION_BURST_ERRORS, REMEDIATION_BURST_WINDOW, REMEDIATION_COOLDOWN,
+// REMEDIATION_MAX_EVENT_AGE.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/fngate/fngate/core/routestate/dynamostore"
+	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/events/remediation"
+)
+
+// EnvTable names the route-state table.
+const EnvTable = "ROUTE_STATE_TABLE"
+
+func main() {
+	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatCloudWatch, nil)
+	h, err := setup(context.Background(), logger, os.Stdout, os.Getenv)
+	if err != nil {
+		logger.Error("remediation function cannot start", slog.String("error", err.Error()))
+		fmt.Fprintln(os.Stderr, "fngate-eventbridge:", err)
+		os.Exit(1)
+	}
+	lambda.Start(h.Invoke)
+}
+
+// setup builds the function from its environment; metrics (EMF lines) go to stdout, where
+// Lambda ships them to CloudWatch.
+func setup(ctx context.Context, logger *slog.Logger, stdout io.Writer, getenv func(string) string) (*handler, error) {
+	cfg, err := remediation.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	table := getenv(EnvTable)
+	if table == "" {
+		return nil, errors.New(EnvTable + " is not set: name the route-state DynamoDB table")
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	engine := remediation.New(dynamostore.New(dynamodb.NewFromConfig(awsCfg), table), remediation.Options{
+		Config:  cfg,
+		Logger:  logger,
+		Metrics: remediation.NewEMFMetrics(stdout),
+	})
+	p := engine.Policy()
+	logger.Info("remediation function ready", slog.String("mode", string(engine.Mode())), slog.String("table", table),
+		slog.Int("burst_errors", p.BurstErrors), slog.Duration("burst_window", p.BurstWindow),
+		slog.Duration("cooldown", p.Cooldown), slog.Duration("max_event_age", p.MaxEventAge))
+	return &handler{engine: engine, log: logger}, nil
+}
