@@ -14,6 +14,7 @@
 //	FNGATE_CONFIG_YAML   the config itself
 //	FNGATE_CONFIG        a config file, typically a Secret Manager volume (/etc/fngate/fngate.yaml)
 //	                     (neither: the embedded default catalog)
+//	ROUTE_STATE_PROJECT  self-repair: read route state from Firestore (selfrepair.go)
 //	FNGATE_INVOKER_AUTH  IAM when only IAM principals may invoke (roles/run.invoker), PUBLIC
 //	                     (default) when allUsers may: a public function refuses to serve
 //	                     without client keys unless the config says auth: none
@@ -67,7 +68,11 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 		return nil, fmt.Errorf("FNGATE_INVOKER_AUTH is %q; want PUBLIC or IAM", invoker)
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
-	gw, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys})
+	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
+	if err := selfRepair(ctx, getenv, logger, &gopt); err != nil {
+		return nil, err
+	}
+	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,13 @@
 package gcf
 
 import (
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/providers/vertex"
 )
 
 // registry is every provider kind the Cloud Functions build ships; each import is linked in
@@ -15,6 +17,7 @@ func registry() providers.Registry {
 	mock.Register(r)
 	openaicompat.Register(r)
 	anthropic.Register(r)
-	bedrock.Register(r)
+	bedrock.Register(r, sdkconfig.Load)
+	vertex.Register(r)
 	return r
 }

@@ -15,6 +15,7 @@
 //
 //	FNGATE_CONFIG_YAML, FNGATE_CONFIG   the config (config.go)
 //	FNGATE_URL_AUTH_TYPE                the function URL's AuthType, NONE (default) or AWS_IAM
+//	ROUTE_STATE_TABLE, PROVIDER_ERROR_BUS  self-repair (selfrepair.go)
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
+	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/secrets/awssm"
@@ -46,7 +48,7 @@ func main() {
 }
 
 func setup(ctx context.Context, getenv func(string) string) (*guard, error) {
-	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewDefault()}}
+	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewWith(awsconf.FromEnvironment)}}
 	cfg, source, err := loadConfig(ctx, getenv, packageRoot(), opt)
 	if err != nil {
 		return nil, err
@@ -57,7 +59,11 @@ func setup(ctx context.Context, getenv func(string) string) (*guard, error) {
 		return nil, err
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
-	gw, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys})
+	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
+	if err := selfRepair(getenv, logger, &gopt); err != nil {
+		return nil, err
+	}
+	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ connections:
 models: {m: {routes: [{connection: up, model: paced}]}}
 `
 	in := start(t, "FNGATE_CONFIG_YAML="+cfg, "UPSTREAM_URL="+up.URL, "FNGATE_URL_AUTH_TYPE=NONE",
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_ENDPOINT_URL_SECRETS_MANAGER="+moto,
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_ENDPOINT_URL="+moto,
 		"AWS_EC2_METADATA_DISABLED=true")
 
 	ask := func(key string) int {

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
@@ -26,6 +27,8 @@ import (
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/providers/vertex"
+	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
 )
 
@@ -41,6 +44,7 @@ func run() error {
 	addr := flag.String("addr", envOr("FNGATE_ADDR", "127.0.0.1:8080"), "listen address (env FNGATE_ADDR)")
 	shutdownGrace := flag.Duration("shutdown-grace", 30*time.Second, "how long in-flight streams may finish after SIGTERM")
 	debugAddr := flag.String("debug-addr", "", "serve pprof and runtime figures (/debug/fngate) on this address; never expose it")
+	routeState := flag.String("route-state", envOr("FNGATE_ROUTE_STATE", routestate.DefaultFile), "route state file written by fngate-remediate (\"off\": none)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -57,7 +61,18 @@ func run() error {
 		return err
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
-	gw, err := gateway.New(cfg, gateway.Options{Registry: registry(), Logger: logger})
+	gopt := gateway.Options{Registry: registry(), Logger: logger}
+	if *routeState != "off" {
+		store, err := routestate.OpenFile(*routeState)
+		if err != nil {
+			return err
+		}
+		cache := routestate.NewCache(store, routestate.CacheOptions{Logger: logger})
+		cache.Start(ctx)
+		defer cache.Close()
+		gopt.RouteState = cache
+	}
+	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err
 	}
@@ -100,7 +115,8 @@ func registry() providers.Registry {
 	mock.Register(r)
 	openaicompat.Register(r)
 	anthropic.Register(r)
-	bedrock.Register(r)
+	bedrock.Register(r, sdkconfig.Load)
+	vertex.Register(r)
 	return r
 }
 

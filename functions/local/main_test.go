@@ -2,51 +2,78 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fngate/fngate/core/routestate"
 )
 
-// TestGracefulShutdown builds the server, opens a slow stream, sends SIGTERM, and expects the
-// stream to finish with [DONE], new connections to be refused, and a clean exit.
-func TestGracefulShutdown(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "fngate-local")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// startServer builds the server once per test run and starts it on cfg with extra flags.
+func startServer(t *testing.T, cfg string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fngate-local-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "fngate-local")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	cfg := filepath.Join(dir, "cfg.yaml")
-	if err := os.WriteFile(cfg, []byte(`
-connections: {slow: {kind: mock, delay_ms: 100}}
-models: {slow: {routes: [{connection: slow, model: lorem}]}}
-`), 0o600); err != nil {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "-config", cfg, "-addr", addr, "-shutdown-grace", "20s")
+	cmd := exec.Command(binPath, append([]string{"-config", path, "-addr", addr}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			break
+			return cmd, addr
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("server did not start")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestGracefulShutdown opens a slow stream, sends SIGTERM, and expects the stream to finish
+// with [DONE], new connections to be refused, and a clean exit.
+func TestGracefulShutdown(t *testing.T) {
+	cmd, addr := startServer(t, `
+connections: {slow: {kind: mock, delay_ms: 100}}
+models: {slow: {routes: [{connection: slow, model: lorem}]}}
+`, "-shutdown-grace", "20s", "-route-state", filepath.Join(t.TempDir(), "routestate.json"))
 
 	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
 		strings.NewReader(`{"model":"slow","stream":true,"max_completion_tokens":15,"messages":[{"role":"user","content":"x"}]}`))
@@ -76,4 +103,36 @@ models: {slow: {routes: [{connection: slow, model: lorem}]}}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit: %v", err)
 	}
+}
+
+// TestRouteStateFile: a route cooled in the route-state file (as fngate-remediate writes it)
+// is skipped by the local server.
+func TestRouteStateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "routestate.json")
+	store, err := routestate.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Put(context.Background(), routestate.State{Route: "mock/lorem", Status: routestate.Cooling,
+		Until: time.Now().Add(time.Hour), Reason: "rate_limited"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startServer(t, `
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: lorem}, {connection: mock, model: echo}]}}
+`, "-route-state", path)
+	var route string
+	for range 50 { // the cache loads the file in the background
+		resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if route = resp.Header.Get("X-Fngate-Route"); route == "mock/echo" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("the cooled route still serves: %q", route)
 }

@@ -1,10 +1,16 @@
 package bedrock
 
 import (
-	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"path/filepath"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 )
+
+// testNew builds providers the way the local server does, over the SDK's full chain.
+var testNew = Factory(sdkconfig.Load)
 
 // IsolateAWS gives a test static credentials from the environment and hides everything else
 // the SDK's default chain would read (shared files, profiles, API keys, the instance

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"io"
 	"log/slog"
 	"net/http"
@@ -107,7 +108,7 @@ models:
 		t.Fatal(err)
 	}
 	reg := providers.Registry{}
-	bedrock.Register(reg)
+	bedrock.Register(reg, sdkconfig.Load)
 	mock.Register(reg)
 	logs := &logBuffer{}
 	gw, err := gateway.New(cfg, gateway.Options{Registry: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})

@@ -70,7 +70,7 @@ func fakeProvider(t *testing.T) (*Provider, *bedrockfake.Server) {
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
 	f.AccessKeyID = "AKIDFAKE"
-	p, err := New(&config.Connection{Kind: Kind, Name: "aws", Region: "us-east-1", Endpoint: f.URL}, providers.Env{HTTPClient: f.Client()})
+	p, err := testNew(&config.Connection{Kind: Kind, Name: "aws", Region: "us-east-1", Endpoint: f.URL}, providers.Env{HTTPClient: f.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,11 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
 	"github.com/aws/smithy-go/logging"
 
+	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
@@ -42,26 +42,27 @@ const Kind = "bedrock"
 // displayName names the provider in messages, such as the 501 for /v1/completions.
 const displayName = "Amazon Bedrock"
 
-// Register adds the bedrock kind to r.
-func Register(r providers.Registry) { r[Kind] = New }
+// Register adds the bedrock kind to r. load builds the AWS configuration: the platform main
+// picks it (awsconf.FromEnvironment on Lambda, sdkconfig.Load elsewhere; see awsconf).
+func Register(r providers.Registry, load awsconf.Loader) { r[Kind] = Factory(load) }
+
+// Factory returns the provider factory over load.
+func Factory(load awsconf.Loader) providers.Factory {
+	return func(conn *config.Connection, env providers.Env) (providers.Provider, error) {
+		return newProvider(conn, env, load)
+	}
+}
 
 // Provider is one Bedrock connection: a region, an endpoint and a set of credentials.
 type Provider struct {
 	client *bedrockruntime.Client
 }
 
-// New builds the provider of a bedrock connection. It reads the environment and the shared
-// config files but contacts nothing.
-func New(conn *config.Connection, env providers.Env) (providers.Provider, error) {
-	var opts []func(*awsconfig.LoadOptions) error
-	if conn.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(conn.Region))
-	}
-	if p := conn.ExtraString("profile"); p != "" {
-		opts = append(opts, awsconfig.WithSharedConfigProfile(p))
-	}
+// newProvider builds the provider of a bedrock connection. It reads the environment (and,
+// with the full loader, the shared config files) but contacts nothing.
+func newProvider(conn *config.Connection, env providers.Env, load awsconf.Loader) (providers.Provider, error) {
 	// The context only bounds credential-source setup, which reads files and the environment.
-	cfg, err := awsconfig.LoadDefaultConfig(context.Background(), opts...)
+	cfg, err := load(context.Background(), awsconf.Options{Region: conn.Region, Profile: conn.ExtraString("profile")})
 	if err != nil {
 		return nil, err
 	}

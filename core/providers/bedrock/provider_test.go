@@ -3,6 +3,7 @@ package bedrock
 import (
 	"encoding/pem"
 	"errors"
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func scope(t *testing.T, auth string) (region, service string) {
 
 func TestRegistration(t *testing.T) {
 	r := providers.Registry{}
-	Register(r)
+	Register(r, sdkconfig.Load)
 	if r[Kind] == nil || Kind != "bedrock" {
 		t.Fatalf("Register did not add kind bedrock: %v", r.Kinds())
 	}
@@ -61,7 +62,7 @@ func TestNewContactsNothing(t *testing.T) {
 	defer f.Close()
 	// No credentials anywhere: building still succeeds, since the chain is resolved lazily,
 	// and the first call fails as the gateway's own auth problem without reaching Bedrock.
-	p, err := New(&config.Connection{Kind: Kind, Region: "us-east-1", Endpoint: f.URL}, providers.Env{HTTPClient: f.Client()})
+	p, err := testNew(&config.Connection{Kind: Kind, Region: "us-east-1", Endpoint: f.URL}, providers.Env{HTTPClient: f.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,12 +92,12 @@ func TestRegion(t *testing.T) {
 	f := bedrockfake.Start()
 	defer f.Close()
 	f.Script("m", okAnswer())
-	if _, err := New(&config.Connection{Kind: Kind, Endpoint: f.URL}, providers.Env{}); err == nil || !strings.Contains(err.Error(), "region") {
+	if _, err := testNew(&config.Connection{Kind: Kind, Endpoint: f.URL}, providers.Env{}); err == nil || !strings.Contains(err.Error(), "region") {
 		t.Fatalf("no region anywhere: got %v, want an error naming region", err)
 	}
 	t.Setenv("AWS_REGION", "ap-southeast-2")
 	for _, tc := range []struct{ conn, want string }{{"", "ap-southeast-2"}, {"eu-central-1", "eu-central-1"}} {
-		p, err := New(&config.Connection{Kind: Kind, Region: tc.conn, Endpoint: f.URL}, providers.Env{HTTPClient: f.Client()})
+		p, err := testNew(&config.Connection{Kind: Kind, Region: tc.conn, Endpoint: f.URL}, providers.Env{HTTPClient: f.Client()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +128,7 @@ func TestProfile(t *testing.T) {
 	defer f.Close()
 	f.AccessKeyID = "AKIDTEAM"
 	f.Script("m", okAnswer())
-	p, err := New(&config.Connection{Kind: Kind, Endpoint: f.URL, Extra: map[string]any{"profile": "team"}}, providers.Env{HTTPClient: f.Client()})
+	p, err := testNew(&config.Connection{Kind: Kind, Endpoint: f.URL, Extra: map[string]any{"profile": "team"}}, providers.Env{HTTPClient: f.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestProfile(t *testing.T) {
 	if region, _ := scope(t, f.Last().Header.Get("Authorization")); region != "eu-west-3" {
 		t.Errorf("signed for %s, want the profile's eu-west-3", region)
 	}
-	if _, err := New(&config.Connection{Kind: Kind, Endpoint: f.URL, Extra: map[string]any{"profile": "nobody"}}, providers.Env{}); err == nil {
+	if _, err := testNew(&config.Connection{Kind: Kind, Endpoint: f.URL, Extra: map[string]any{"profile": "nobody"}}, providers.Env{}); err == nil {
 		t.Error("an unknown profile was accepted")
 	}
 }
@@ -150,7 +151,7 @@ func TestBearerToken(t *testing.T) {
 	env := providers.Env{HTTPClient: f.Client()}
 	call := func(t *testing.T, conn *config.Connection) (string, error) {
 		t.Helper()
-		p, err := New(conn, env)
+		p, err := testNew(conn, env)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +185,7 @@ func TestBearerToken(t *testing.T) {
 		t.Errorf("wrong key: got %v, want auth UnrecognizedClientException", err)
 	}
 	// The SDK will not send a bearer token in clear text: refuse the connection up front.
-	if _, err := New(&config.Connection{Kind: Kind, Region: "us-east-1", Endpoint: "http://127.0.0.1:1", Extra: map[string]any{"bearer_token": "k"}}, env); err == nil {
+	if _, err := testNew(&config.Connection{Kind: Kind, Region: "us-east-1", Endpoint: "http://127.0.0.1:1", Extra: map[string]any{"bearer_token": "k"}}, env); err == nil {
 		t.Error("a bearer token over plain http was accepted")
 	}
 }
@@ -224,7 +225,7 @@ func TestCABundle(t *testing.T) {
 	// does.
 	env := providers.Env{HTTPClient: providers.NewHTTPClient(0)}
 	conn := &config.Connection{Kind: Kind, Region: "us-east-1", Endpoint: f.URL}
-	p, err := New(conn, env)
+	p, err := testNew(conn, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestCABundle(t *testing.T) {
 		t.Fatal("the shared client trusted a certificate it was never given")
 	}
 	t.Setenv("AWS_CA_BUNDLE", bundle)
-	if p, err = New(conn, env); err != nil {
+	if p, err = testNew(conn, env); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Chat(ctx, hello(), providers.Target{Model: "m"}); err != nil {

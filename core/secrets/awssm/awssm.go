@@ -12,9 +12,9 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/secrets"
 )
 
@@ -37,10 +37,11 @@ func New(api API) *Resolver {
 	return &Resolver{api: func(context.Context) (API, error) { return api, nil }}
 }
 
-// NewDefault resolves through a client built from the default AWS configuration (the
-// function's role, AWS_REGION, AWS_ENDPOINT_URL_SECRETS_MANAGER...). The client is built on
-// the first reference, so a config without aws-sm:// references pays nothing at cold start.
-func NewDefault() *Resolver {
+// NewWith resolves through a client built from the configuration load returns (on Lambda the
+// function role's credentials in the environment; elsewhere the SDK's default chain). The
+// client is built on the first reference, so a config without aws-sm:// references pays
+// nothing at cold start.
+func NewWith(load awsconf.Loader) *Resolver {
 	var (
 		once   sync.Once
 		client API
@@ -49,7 +50,7 @@ func NewDefault() *Resolver {
 	return &Resolver{api: func(ctx context.Context) (API, error) {
 		once.Do(func() {
 			var cfg aws.Config
-			if cfg, err = awsconfig.LoadDefaultConfig(ctx); err != nil {
+			if cfg, err = load(ctx, awsconf.Options{}); err != nil {
 				err = fmt.Errorf("loading the AWS configuration: %w", err)
 				return
 			}

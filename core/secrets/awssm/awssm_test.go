@@ -3,6 +3,8 @@ package awssm
 import (
 	"context"
 	"fmt"
+	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"net"
 	"net/http"
 	"os/exec"
@@ -136,25 +138,36 @@ func TestResolveAgainstMoto(t *testing.T) {
 	}
 }
 
-// TestDefaultClientFromEnvironment proves NewDefault builds its client from the standard
-// AWS environment (region, credentials, endpoint override), which is how the Lambda main
-// uses it.
-func TestDefaultClientFromEnvironment(t *testing.T) {
+// TestClientFromEnvironment proves the resolver builds its client from the standard AWS
+// environment (region, credentials, endpoint override) with both loaders: the full SDK chain
+// (local server) and the environment-only one the Lambda bootstrap uses.
+func TestClientFromEnvironment(t *testing.T) {
 	url := startMoto(t)
 	if _, err := motoClient(url).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
 		Name: aws.String("env/secret"), SecretString: aws.String(`{"k":"v"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", url)
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-	got, err := NewDefault().Resolve(context.Background(), "aws-sm://env/secret#k")
-	if err != nil || got != "v" {
-		t.Fatalf("Resolve = %q, %v; want v", got, err)
+	for _, tc := range []struct {
+		name        string
+		load        awsconf.Loader
+		endpointVar string
+	}{
+		{"sdk default chain", sdkconfig.Load, "AWS_ENDPOINT_URL_SECRETS_MANAGER"},
+		{"environment only", awsconf.FromEnvironment, "AWS_ENDPOINT_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("AWS_REGION", "us-east-1")
+			t.Setenv("AWS_ACCESS_KEY_ID", "test")
+			t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+			t.Setenv(tc.endpointVar, url)
+			t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+			t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
+			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+			got, err := NewWith(tc.load).Resolve(context.Background(), "aws-sm://env/secret#k")
+			if err != nil || got != "v" {
+				t.Fatalf("Resolve = %q, %v; want v", got, err)
+			}
+		})
 	}
 }
 

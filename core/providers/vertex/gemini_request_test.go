@@ -1,0 +1,147 @@
+package vertex
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+)
+
+type requestCase struct {
+	Target struct {
+		Model           string `json:"model"`
+		API             string `json:"api"`
+		MaxOutputTokens int    `json:"max_output_tokens"`
+	} `json:"target"`
+	Request json.RawMessage `json:"request"`
+}
+
+func chat(t *testing.T, body string) *openai.ChatRequest {
+	t.Helper()
+	req, oe := openai.DecodeChat([]byte(body), openai.Limits{})
+	if oe != nil {
+		t.Fatalf("not a valid OpenAI request: %v\n%s", oe, body)
+	}
+	return req
+}
+
+// TestGeminiRequestGolden translates each OpenAI request in testdata/gemini/request and
+// compares the GenerateContentRequest, in the REST API's JSON, with its golden file. Every
+// request must also pass the fake's copy of Vertex AI's validation, so a golden file cannot
+// enshrine a request Vertex AI would refuse.
+func TestGeminiRequestGolden(t *testing.T) {
+	fake := &vertexfake.Server{Project: vertexfake.Project, Location: vertexfake.Location}
+	p := &Provider{project: vertexfake.Project, location: vertexfake.Location}
+	for _, name := range cases(t, "gemini/request", ".json") {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "gemini", "request", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c requestCase
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			target := providers.Target{Model: c.Target.Model, API: c.Target.API, MaxOutputTokens: c.Target.MaxOutputTokens}
+			if fam, _ := Classify(target); fam != Gemini {
+				t.Fatalf("%s is not a gemini model", c.Target.Model)
+			}
+			greq, oe := buildGemini(chat(t, string(c.Request)), p.geminiModel(target.Model), target)
+			if oe != nil {
+				t.Fatalf("buildGemini refused: %v", oe)
+			}
+			if msg := fake.ValidateGenerate(greq); msg != "" {
+				t.Errorf("Vertex AI would refuse the request: %s", msg)
+			}
+			checkGolden(t, filepath.Join("testdata", "gemini", "request", name+".golden.json"), protoJSON(t, greq))
+		})
+	}
+}
+
+// TestCheckGemini: what a Gemini route refuses before any call, naming the param.
+func TestCheckGemini(t *testing.T) {
+	for _, tt := range []struct{ name, body, param string }{
+		{"strict tool", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","strict":true,"parameters":{"type":"object"}}}]}`, "tools[0].function.strict"},
+		{"name starting with a digit", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"9lives"}}]}`, "tools[0].function.name"},
+		{"name starting with a dash", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"-x"}}]}`, "tools[0].function.name"},
+		{"schema of a non-object", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string"}}}]}`, "tools[0].function.parameters"},
+		{"system message mid-conversation", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"system","content":"now rude"}]}`, "messages"},
+		{"only system", `{"model":"m","messages":[{"role":"system","content":"be nice"}]}`, "messages"},
+		{"empty user text", `{"model":"m","messages":[{"role":"user","content":""}]}`, "messages[0].content"},
+		{"empty assistant text", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":""},{"role":"user","content":"hi"}]}`, "messages[1].content"},
+		{"array arguments", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"[1]"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}]}`, "messages[1].tool_calls[0].function.arguments"},
+		{"broken arguments", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}]}`, "messages[1].tool_calls[0].function.arguments"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			oe := checkGemini(chat(t, tt.body))
+			if oe == nil || oe.Status != 400 || oe.Param != tt.param {
+				t.Fatalf("got %v, want a 400 naming %s", oe, tt.param)
+			}
+		})
+	}
+	if oe := checkGemini(chat(t, `{"model":"m","temperature":2,"messages":[{"role":"developer","content":"d"},{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"_f_v2-x","parameters":{"properties":{}}}}]}`)); oe != nil {
+		t.Errorf("refused a request Gemini accepts: %v", oe)
+	}
+}
+
+// TestToolChoiceModes: OpenAI's tool_choice as Gemini's function calling modes.
+func TestToolChoiceModes(t *testing.T) {
+	for choice, want := range map[string]string{
+		`"auto"`:     `{"mode":"AUTO"}`,
+		`"required"`: `{"mode":"ANY"}`,
+		`"none"`:     `{"mode":"NONE"}`,
+		`{"type":"function","function":{"name":"get_time"}}`: `{"mode":"ANY","allowedFunctionNames":["get_time"]}`,
+	} {
+		req := chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"get_time"}}],"tool_choice":`+choice+`}`)
+		greq, oe := buildGemini(req, "projects/p/locations/l/publishers/google/models/m", providers.Target{Model: "m"})
+		if oe != nil {
+			t.Fatal(oe)
+		}
+		var got, exp any
+		_ = json.Unmarshal(protoJSON(t, greq.GetToolConfig().GetFunctionCallingConfig()), &got)
+		_ = json.Unmarshal([]byte(want), &exp)
+		if gb, eb := mustMarshal(got), mustMarshal(exp); gb != eb {
+			t.Errorf("tool_choice %s: %s, want %s", choice, gb, eb)
+		}
+	}
+	// No tools: a tool_choice of none says nothing, and Gemini refuses a config without tools.
+	greq, _ := buildGemini(chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tool_choice":"none"}`), "x", providers.Target{Model: "m"})
+	if greq.GetToolConfig() != nil || greq.GetTools() != nil {
+		t.Errorf("tool config without tools: %v", greq.GetToolConfig())
+	}
+}
+
+func mustMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestThoughtSignature: the stand-in signature is the decoding of Google's documented REST
+// value, and only models newer than Gemini 2 get it.
+func TestThoughtSignature(t *testing.T) {
+	// What REST clients send, read as the REST surface reads bytes (base64, either alphabet),
+	// must be exactly what this package sends over gRPC.
+	var rest aiplatformpb.Part
+	if err := protojson.Unmarshal([]byte(`{"thoughtSignature":"skip_thought_signature_validator"}`), &rest); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rest.GetThoughtSignature(), skipSignature) {
+		t.Errorf("signature bytes %q, want %q", skipSignature, rest.GetThoughtSignature())
+	}
+	for model, want := range map[string]bool{
+		"gemini-2.5-flash": false, "gemini-2.0-flash-001": false, "gemini-1.5-pro": false, "google/gemini-2.5-pro": false,
+		"gemini-3-pro-preview": true, "gemini-3.1-flash": true, "my-tuned-model": true,
+	} {
+		if got := needsSignature(model); got != want {
+			t.Errorf("needsSignature(%q) = %v", model, got)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package vertex
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
+
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/providers"
+)
+
+// geminiStream starts a StreamGenerateContent call and receives its first message before
+// returning: the client hands back a stream even when the call failed at once, and the
+// failure only shows on the first receive, while the gateway can still fail over.
+func (p *Provider) geminiStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
+	greq, oe := buildGemini(req, p.geminiModel(t.Model), t)
+	if oe != nil {
+		return nil, refused(oe)
+	}
+	client, err := p.predictionClient()
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	rs, err := client.StreamGenerateContent(sctx, greq)
+	if err != nil {
+		cancel()
+		return nil, callError(ctx, err, Gemini, false)
+	}
+	s := newGeminiStream(ctx, rs.Recv, cancel, newCallID)
+	s.first, s.firstErr = rs.Recv()
+	if s.firstErr != nil && s.firstErr != io.EOF {
+		cancel()
+		return nil, callError(ctx, s.firstErr, Gemini, false)
+	}
+	s.primed = true
+	return s, nil
+}
+
+// newGeminiStream translates the messages recv yields. ctx is the attempt's context, whose
+// cancellation cause names a gateway timeout; cancel ends the call.
+func newGeminiStream(ctx context.Context, recv func() (*aiplatformpb.GenerateContentResponse, error), cancel func(), newID func() string) *geminiStream {
+	return &geminiStream{ctx: ctx, recv: recv, cancel: cancel, newID: newID}
+}
+
+// geminiStream turns StreamGenerateContent messages into deltas:
+//
+//	text parts          content (thought parts: nothing)
+//	functionCall parts  one tool call each, whole (v1 streams calls in one piece), with a
+//	                    dense index and a minted id
+//	finishReason        kept; the finish delta goes out at the end of the stream, with the
+//	                    usage of the last non-empty usageMetadata, so a usage-only message
+//	                    after the finish reason still counts
+//	promptFeedback      a blocked prompt (no candidates) finishes as content_filter
+//	end of stream       the finish delta, then io.EOF: gRPC reports a cut stream as an error
+//	                    status, so a clean end is a proper one. A stream that said nothing at
+//	                    all ends with io.EOF alone, which the gateway treats as broken.
+type geminiStream struct {
+	ctx    context.Context
+	recv   func() (*aiplatformpb.GenerateContentResponse, error)
+	cancel func()
+	newID  func() string
+
+	first    *aiplatformpb.GenerateContentResponse // received before the stream was handed out
+	firstErr error
+	primed   bool
+
+	calls   int // tool calls so far: the next call's index
+	began   bool
+	finish  aiplatformpb.Candidate_FinishReason
+	blocked bool
+	usage   *aiplatformpb.GenerateContentResponse_UsageMetadata
+	done    bool
+	err     error
+	closed  bool
+}
+
+func (s *geminiStream) Next() (openai.Delta, error) {
+	for {
+		if s.err != nil {
+			return openai.Delta{}, s.err
+		}
+		if s.done {
+			return openai.Delta{}, io.EOF
+		}
+		resp, err := s.receive()
+		if err == io.EOF {
+			return s.end()
+		}
+		if err != nil {
+			s.err = callError(s.ctx, err, Gemini, s.began)
+			return openai.Delta{}, s.err
+		}
+		if d := s.translate(resp); d.Visible() {
+			s.began = true
+			return d, nil
+		}
+	}
+}
+
+func (s *geminiStream) receive() (*aiplatformpb.GenerateContentResponse, error) {
+	if s.primed {
+		s.primed = false
+		return s.first, s.firstErr
+	}
+	return s.recv()
+}
+
+func (s *geminiStream) translate(resp *aiplatformpb.GenerateContentResponse) openai.Delta {
+	if reported(resp.GetUsageMetadata()) {
+		s.usage = resp.GetUsageMetadata()
+	}
+	cands := resp.GetCandidates()
+	if len(cands) == 0 {
+		s.blocked = s.blocked || promptBlocked(resp)
+		return openai.Delta{}
+	}
+	var d openai.Delta
+	var text strings.Builder
+	for _, part := range cands[0].GetContent().GetParts() {
+		str, call := readPart(part, s.newID)
+		if call == nil {
+			text.WriteString(str)
+			continue
+		}
+		d.ToolCalls = append(d.ToolCalls, openai.ToolCallDelta{Index: s.calls, ID: call.ID, Name: call.Function.Name, Arguments: call.Function.Arguments})
+		s.calls++
+	}
+	d.Content = text.String()
+	if r := cands[0].GetFinishReason(); r != aiplatformpb.Candidate_FINISH_REASON_UNSPECIFIED {
+		s.finish = r
+	}
+	return d
+}
+
+// end is the clean end of the call: the finish delta with the final usage, then io.EOF.
+func (s *geminiStream) end() (openai.Delta, error) {
+	s.done = true
+	if !s.began && !s.blocked && s.finish == aiplatformpb.Candidate_FINISH_REASON_UNSPECIFIED {
+		return openai.Delta{}, io.EOF
+	}
+	d := openai.Delta{FinishReason: finishReason(s.finish, s.calls > 0), Usage: geminiUsage(s.usage)}
+	if s.blocked && !s.began {
+		d.FinishReason = openai.FinishContentFilter
+	}
+	return d, nil
+}
+
+// Close ends the call; safe to call more than once.
+func (s *geminiStream) Close() error {
+	if !s.closed {
+		s.closed = true
+		s.cancel()
+	}
+	return nil
+}
