@@ -104,8 +104,12 @@ func newGateway(t *testing.T, yamlConfig string, opts ...func(*gateway.Options))
 	return newGatewayTB(t, yamlConfig, opts...)
 }
 
+// newBenchGateway logs to io.Discard through the real JSON logger, so benchmarks pay for
+// encoding log lines but not for an ever-growing test buffer.
 func newBenchGateway(b *testing.B, yamlConfig string) *testGateway {
-	return newGatewayTB(b, yamlConfig)
+	return newGatewayTB(b, yamlConfig, func(o *gateway.Options) {
+		o.Logger = telemetry.NewLogger(io.Discard, telemetry.FormatCloudWatch, nil)
+	})
 }
 
 func newGatewayTB(t testing.TB, yamlConfig string, opts ...func(*gateway.Options)) *testGateway {

@@ -59,7 +59,7 @@ func serveProxy(addr, target string) error {
 	}
 	p := httputil.NewSingleHostReverseProxy(u)
 	p.FlushInterval = -1
-	p.Transport = &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 2048, IdleConnTimeout: 90 * time.Second}
+	p.Transport = &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 2048, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

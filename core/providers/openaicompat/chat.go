@@ -3,7 +3,6 @@ package openaicompat
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -63,35 +62,39 @@ func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t provider
 		return nil, err
 	}
 	defer drain(resp.Body)
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content   *string           `json:"content"`
-				Refusal   *string           `json:"refusal"`
-				ToolCalls []openai.ToolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *openai.Usage `json:"usage"`
+	var out completion
+	if err := readCompletion(resp, &out, p.name); err != nil {
+		return nil, err
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
-	}
-	if len(out.Choices) == 0 {
-		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "the response has no choices"}
-	}
-	ch := &out.Choices[0]
-	c := &openai.Completion{Content: ch.Message.Content, Refusal: ch.Message.Refusal, ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason}
+	c := &openai.Completion{Content: out.content, Refusal: out.refusal, ToolCalls: out.toolCalls, FinishReason: out.finish}
 	for i := range c.ToolCalls {
 		c.ToolCalls[i].Type = "function"
 	}
 	if c.FinishReason == "" {
 		c.FinishReason = openai.FinishStop
 	}
-	if out.Usage != nil {
-		c.Usage = *out.Usage
+	if out.usage != nil {
+		c.Usage = *out.usage
 	}
 	return c, nil
+}
+
+// maxResponse bounds a non-streamed answer; the largest outputs are a few hundred KB.
+const maxResponse = 32 << 20
+
+// readCompletion reads and parses a whole answer.
+func readCompletion(resp *http.Response, out *completion, provider string) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err == nil {
+		err = parseCompletion(body, out)
+	}
+	if err != nil {
+		return &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: provider, Message: "unreadable response: " + err.Error(), Err: err}
+	}
+	if out.choices == 0 {
+		return &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: provider, Message: "the response has no choices"}
+	}
+	return nil
 }
 
 // ChatStream starts a streaming call.

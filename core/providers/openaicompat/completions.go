@@ -2,7 +2,6 @@ package openaicompat
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 
 	"github.com/fngate/fngate/core/openai"
@@ -22,25 +21,20 @@ func (p *Provider) Complete(ctx context.Context, req *openai.CompletionRequest, 
 		return nil, err
 	}
 	defer drain(resp.Body)
-	var out struct {
-		Choices []struct {
-			Text         string `json:"text"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *openai.Usage `json:"usage"`
+	var out completion
+	if err := readCompletion(resp, &out, p.name); err != nil {
+		return nil, err
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
+	text := ""
+	if out.content != nil {
+		text = *out.content
 	}
-	if len(out.Choices) == 0 {
-		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "the response has no choices"}
-	}
-	c := &openai.Completion{Content: &out.Choices[0].Text, FinishReason: out.Choices[0].FinishReason}
+	c := &openai.Completion{Content: &text, FinishReason: out.finish}
 	if c.FinishReason == "" {
 		c.FinishReason = openai.FinishStop
 	}
-	if out.Usage != nil {
-		c.Usage = *out.Usage
+	if out.usage != nil {
+		c.Usage = *out.usage
 	}
 	return c, nil
 }

@@ -184,6 +184,90 @@ func providerForm(b []byte) bool {
 	}
 }
 
+// referenceCompletion decodes what parseCompletion reads, with encoding/json.
+type referenceCompletion struct {
+	Choices []struct {
+		Text    *string `json:"text"`
+		Message struct {
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				ID       *string `json:"id"`
+				Function struct {
+					Name      *string `json:"name"`
+					Arguments *string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openai.Usage `json:"usage"`
+}
+
+func (r *referenceCompletion) toCompletion() completion {
+	c := completion{choices: len(r.Choices), usage: r.Usage}
+	if len(r.Choices) > 0 {
+		ch := r.Choices[0]
+		c.content, c.refusal, c.finish = ch.Message.Content, ch.Message.Refusal, deref(ch.FinishReason)
+		if ch.Text != nil {
+			c.content = ch.Text
+		}
+		for _, tc := range ch.Message.ToolCalls {
+			c.toolCalls = append(c.toolCalls, openai.ToolCall{ID: deref(tc.ID), Function: openai.FunctionCall{Name: deref(tc.Function.Name), Arguments: deref(tc.Function.Arguments)}})
+		}
+	}
+	return c
+}
+
+var completionSeeds = []string{
+	`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"h\u00e9llo \"q\"","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":1,"audio_tokens":0}},"service_tier":"default","system_fingerprint":null}`,
+	`{"choices":[{"message":{"content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"id":"call_2","type":"function","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
+	`{"choices":[{"index":0,"text":" once upon","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":2,"completion_tokens":16}}`,
+	`{"choices":[{"message":{"content":null,"refusal":"I can't help with that"},"finish_reason":"stop"}]}`,
+	`{"choices":[]}`,
+	`{"object":"chat.completion"}`,
+}
+
+func TestParseCompletionMatchesEncodingJSON(t *testing.T) {
+	for _, s := range completionSeeds {
+		var ref referenceCompletion
+		if err := json.Unmarshal([]byte(s), &ref); err != nil {
+			t.Fatalf("seed %s: %v", s, err)
+		}
+		var got completion
+		if err := parseCompletion([]byte(s), &got); err != nil {
+			t.Fatalf("parseCompletion(%s): %v", s, err)
+		}
+		if want := ref.toCompletion(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", s, got, want)
+		}
+	}
+}
+
+// FuzzParseCompletion: as FuzzParseChunk, for whole answers.
+func FuzzParseCompletion(f *testing.F) {
+	for _, s := range completionSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got completion
+		gerr := parseCompletion(b, &got)
+		if !providerForm(b) {
+			return
+		}
+		var ref referenceCompletion
+		if err := json.Unmarshal(b, &ref); err != nil {
+			return
+		}
+		if gerr != nil {
+			t.Fatalf("encoding/json accepts %q but parseCompletion says %v", b, gerr)
+		}
+		if want := ref.toCompletion(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got %+v\nwant %+v", b, got, want)
+		}
+	})
+}
+
 func BenchmarkParseChunk(b *testing.B) {
 	data := []byte(chunkSeeds[0])
 	b.ReportAllocs()

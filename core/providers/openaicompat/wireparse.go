@@ -10,6 +10,95 @@ import (
 	"github.com/fngate/fngate/core/openai"
 )
 
+// completion is the part of a non-streamed chat.completion (or text_completion) the gateway
+// reads.
+type completion struct {
+	choices   int // how many choices the answer had
+	content   *string
+	refusal   *string
+	toolCalls []openai.ToolCall
+	finish    string
+	usage     *openai.Usage
+}
+
+// parseCompletion reads a whole answer the way parseChunk reads a chunk: one pass, the fields
+// above, everything else skipped and validated. FuzzParseCompletion checks it against
+// encoding/json.
+func parseCompletion(b []byte, c *completion) error {
+	p := scanner{b: b}
+	p.ws()
+	err := p.object(func(key []byte) error {
+		switch string(key) {
+		case "choices":
+			return p.array(func(i int) error {
+				c.choices++
+				if i > 0 {
+					return p.skip()
+				}
+				return p.object(func(key []byte) error {
+					switch string(key) {
+					case "message":
+						return p.object(func(key []byte) error {
+							switch string(key) {
+							case "content":
+								return p.optionalString(&c.content)
+							case "refusal":
+								return p.optionalString(&c.refusal)
+							case "tool_calls":
+								c.toolCalls = c.toolCalls[:0]
+								return p.array(func(int) error {
+									var tc openai.ToolCall
+									err := p.object(func(key []byte) error {
+										switch string(key) {
+										case "id":
+											return p.nullableString(&tc.ID)
+										case "function":
+											return p.object(func(key []byte) error {
+												switch string(key) {
+												case "name":
+													return p.nullableString(&tc.Function.Name)
+												case "arguments":
+													return p.nullableString(&tc.Function.Arguments)
+												}
+												return p.skip()
+											})
+										}
+										return p.skip()
+									})
+									c.toolCalls = append(c.toolCalls, tc)
+									return err
+								})
+							}
+							return p.skip()
+						})
+					case "text":
+						return p.optionalString(&c.content)
+					case "finish_reason":
+						return p.nullableString(&c.finish)
+					}
+					return p.skip()
+				})
+			})
+		case "usage":
+			raw, err := p.raw()
+			if err != nil || string(raw) == "null" {
+				return err
+			}
+			c.usage = new(openai.Usage)
+			return json.Unmarshal(raw, c.usage)
+		}
+		return p.skip()
+	})
+	if err != nil {
+		return err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return errSyntax
+	}
+	return nil
+}
+
 // chunk is the part of a streamed chat.completion.chunk (or text_completion chunk) the gateway
 // reads.
 type chunk struct {
@@ -23,8 +112,8 @@ type chunk struct {
 
 // parseChunk reads one chunk. Decoding every chunk with encoding/json cost about a quarter of
 // the gateway's CPU on a stream, so this walks the JSON once, keeps only the fields above and
-// skips the rest; the rare usage object goes through encoding/json. FuzzParseChunk checks it
-// against encoding/json.
+// skips the rest; the usage object, once per answer, goes through encoding/json.
+// FuzzParseChunk checks it against encoding/json.
 func parseChunk(b []byte, c *chunk) error {
 	p := scanner{b: b}
 	p.ws()
@@ -232,6 +321,20 @@ func (p *scanner) nullableString(dst *string) error {
 	}
 	*dst, err = unquote(raw)
 	return err
+}
+
+// optionalString reads a string or null into a pointer: nil for null, as encoding/json does.
+func (p *scanner) optionalString(dst **string) error {
+	if p.null() {
+		*dst = nil
+		return nil
+	}
+	var s string
+	if err := p.nullableString(&s); err != nil {
+		return err
+	}
+	*dst = &s
+	return nil
 }
 
 func (p *scanner) int(dst *int) error {
