@@ -21,14 +21,12 @@ package bedrock
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
-	"github.com/aws/smithy-go/logging"
 
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
@@ -169,28 +167,10 @@ func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t pr
 		System:          c.system,
 		InferenceConfig: c.inference,
 		ToolConfig:      c.tools,
-	}, ownProtocol)
+	})
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
 	return &stream{ctx: ctx, es: out.GetStream()}, nil
 }
 
-// ownProtocol gives one stream its own protocol. smithy-go (v1.28.9) keeps event-stream
-// decoding state on the protocol, which a client shares between all its calls, so concurrent
-// streams race on it (aws/smithy-go#714, unfixed as of this writing). The state is only scratch
-// today, but the race detector flags every gateway serving two streams at once, and a fix that
-// makes the buffer real would corrupt payloads. A fresh protocol costs about 3µs; building the
-// throwaway client is the only way to get one, as the service schema is internal to the SDK.
-func ownProtocol(o *bedrockruntime.Options) {
-	o.Protocol = bedrockruntime.New(protocolSource).Options().Protocol
-}
-
-// protocolSource fills what bedrockruntime.New would otherwise resolve at a cost; only the
-// protocol of the client built from it is used.
-var protocolSource = bedrockruntime.Options{
-	Region:     "us-east-1",
-	HTTPClient: &http.Client{},
-	Retryer:    aws.NopRetryer{},
-	Logger:     logging.Nop{},
-}

@@ -122,7 +122,7 @@ func (s *stream) Next() (openai.Delta, error) {
 		}
 		if !open {
 			if err := s.es.Err(); err != nil {
-				return openai.Delta{}, classify(s.ctx, err)
+				return openai.Delta{}, streamError(s.ctx, err)
 			}
 			if err := s.ctx.Err(); err != nil {
 				return openai.Delta{}, classify(s.ctx, err)
@@ -141,6 +141,16 @@ func (s *stream) Next() (openai.Delta, error) {
 			return d, nil
 		}
 	}
+}
+
+// streamError classifies a failure of an open stream: a transport error there (a connection
+// cut mid-frame reads as unexpected EOF) is a broken stream, not a failed connection attempt.
+func streamError(ctx context.Context, err error) *providers.Error {
+	pe := classify(ctx, err)
+	if pe.Class == providers.Unavailable && pe.Status == 0 && context.Cause(ctx) == nil {
+		return broken("the stream broke off: " + err.Error())
+	}
+	return pe
 }
 
 func (s *stream) Close() error {
