@@ -173,4 +173,3 @@ func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t pr
 	}
 	return &stream{ctx: ctx, es: out.GetStream()}, nil
 }
-
