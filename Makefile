@@ -10,10 +10,12 @@ LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_TAGS  ?= lambda.norpc
 LAMBDA_FLAGS := -trimpath -tags $(LAMBDA_TAGS) -ldflags="$(LDFLAGS)"
 LAMBDA_DIR   := $(BUILD_DIR)/lambda
+REMEDIATION_DIR := $(BUILD_DIR)/remediation
 # CONFIG=path/to/fngate.yaml packs a config file beside bootstrap (package, sam build).
 CONFIG ?=
 
-.PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package package-gcf build-GatewayFunction clean
+.PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package package-gcf build-GatewayFunction clean \
+	build-remediation package-remediation build-RemediationFunction package-gcf-remediation
 
 run:
 	$(GO) run ./functions/local $(ARGS)
@@ -56,6 +58,24 @@ build-GatewayFunction: build-lambda
 	cp $(LAMBDA_DIR)/bootstrap $(ARTIFACTS_DIR)/bootstrap
 	$(if $(CONFIG),cp $(CONFIG) $(ARTIFACTS_DIR)/fngate.yaml)
 
+# The self-repair function (events/eventbridge) for provided.al2023 on arm64, same flags.
+build-remediation:
+	@mkdir -p $(REMEDIATION_DIR)
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(REMEDIATION_DIR)/bootstrap ./events/eventbridge
+
+# Its zip for Terraform (remediation_package_zip): bootstrap at the root, reproducible like
+# `make package`.
+package-remediation: build-remediation
+	@rm -f $(BUILD_DIR)/remediation.zip
+	touch -t 202001010000 $(REMEDIATION_DIR)/bootstrap
+	cd $(REMEDIATION_DIR) && zip -qX9 ../remediation.zip bootstrap
+	@ls -l $(REMEDIATION_DIR)/bootstrap $(BUILD_DIR)/remediation.zip
+
+# sam build runs this for RemediationFunction with ARTIFACTS_DIR set.
+build-RemediationFunction: build-remediation
+	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is run by sam build"; exit 1; }
+	cp $(REMEDIATION_DIR)/bootstrap $(ARTIFACTS_DIR)/bootstrap
+
 # The Cloud Functions runner for local runs (Cloud Build compiles its own from the upload).
 build-gcf:
 	@mkdir -p $(BUILD_DIR)/gcf
@@ -64,6 +84,10 @@ build-gcf:
 # The Cloud Functions source upload (see functions/gcf/gcfsource for its layout).
 package-gcf:
 	$(GO) run ./functions/gcf/gcfsource -out $(BUILD_DIR)/gcf-source.zip
+
+# The remediation function's upload (root package imports events/eventarc).
+package-gcf-remediation:
+	$(GO) run ./functions/gcf/gcfsource -function remediation -out $(BUILD_DIR)/gcf-remediation-source.zip
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -1,18 +1,20 @@
-// Command gcfsource assembles the source upload for Cloud Functions gen2 (make package-gcf):
+// Command gcfsource assembles the source uploads for Cloud Functions gen2: the gateway
+// (make package-gcf) and the remediation function (make package-gcf-remediation).
 //
 //	go run ./functions/gcf/gcfsource -out build/gcf-source.zip
+//	go run ./functions/gcf/gcfsource -function remediation -out build/gcf-remediation-source.zip
 //
 // The Go buildpack that builds functions looks only at the upload's root: it parses the one
 // package there, blank-imports it from a generated main, and ignores GOOGLE_FUNCTION_SOURCE
-// (only the Python, Ruby and PHP buildpacks read it). fngate's function lives in
-// functions/gcf of a module whose root has no package, so the upload is a small wrapper
-// module instead: a root package that imports functions/gcf (whose init registers Gateway),
-// and this module beside it under fngate/, wired in with a replace directive.
+// (only the Python, Ruby and PHP buildpacks read it). fngate's functions live in packages
+// of a module whose root has no package, so an upload is a small wrapper module instead: a
+// root package that imports the function's package (whose init registers it), and this
+// module beside it under fngate/, wired in with a replace directive.
 //
 //	go.mod        module fngate.local/function, requires fngate and the functions framework
 //	go.sum        fngate's, so the buildpack's `go mod tidy` only confirms it
-//	function.go   package function: imports the framework and functions/gcf
-//	fngate/       go.mod, go.sum, core/ and functions/gcf/ (no tests, no other mains)
+//	function.go   package function: imports the framework and the function's package
+//	fngate/       go.mod, go.sum, core/ and the function's packages (no tests, no other mains)
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,23 +42,62 @@ const (
 	ffMod     = "github.com/GoogleCloudPlatform/functions-framework-go"
 )
 
-const shim = `// Package function is the root package Cloud Functions builds: importing functions/gcf
-// registers the Gateway function, and importing the framework's functions package makes the
+// Function is one deployable function: the package whose init registers it, and the
+// directories of fngate its build needs.
+type Function struct {
+	Name       string
+	EntryPoint string   // what init registers: the deploy's entry point
+	Package    string   // imported by the upload's root package
+	Dirs       []string // copied under fngate/, minus tests, testdata and Skip
+	Skip       []string // other mains inside Dirs
+}
+
+// Functions are the uploads this command builds.
+var Functions = map[string]Function{
+	"gateway": {
+		Name:       "gateway",
+		EntryPoint: "Gateway",
+		Package:    fngateMod + "/functions/gcf",
+		Dirs:       []string{"core", "functions/gcf"},
+		Skip:       []string{"functions/gcf/cmd", "functions/gcf/gcfsource"},
+	},
+	"remediation": {
+		Name:       "remediation",
+		EntryPoint: "FngateRemediate",
+		Package:    fngateMod + "/events/eventarc",
+		Dirs:       []string{"core", "events/remediation", "events/eventarc"},
+		Skip:       []string{"events/eventarc/cmd"},
+	},
+}
+
+// shim is the root package: importing the function's package registers the function, and
+// importing the framework's functions package makes the buildpack generate the main for
+// declaratively registered functions.
+func shim(fn Function) []byte {
+	return fmt.Appendf(nil, `// Package function is the root package Cloud Functions builds: importing %s
+// registers the %s function, and importing the framework's functions package makes the
 // buildpack generate the main for declaratively registered functions.
 package function
 
 import (
 	_ "github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
-	_ "github.com/fngate/fngate/functions/gcf"
+	_ %q
 )
-`
+`, strings.TrimPrefix(fn.Package, fngateMod+"/"), fn.EntryPoint, fn.Package)
+}
 
 func main() {
 	out := flag.String("out", "build/gcf-source.zip", "the zip to write")
 	root := flag.String("root", ".", "fngate's module root")
+	name := flag.String("function", "gateway", "which function: gateway or remediation")
 	flag.Parse()
-	files, err := Files(*root)
+	fn, ok := Functions[*name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "gcfsource: -function %q: want gateway or remediation\n", *name)
+		os.Exit(2)
+	}
+	files, err := Files(*root, fn)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gcfsource:", err)
 		os.Exit(1)
@@ -66,8 +108,8 @@ func main() {
 	}
 }
 
-// Files returns the upload as slash-separated path -> content.
-func Files(root string) (map[string][]byte, error) {
+// Files returns fn's upload as slash-separated path -> content.
+func Files(root string, fn Function) (map[string][]byte, error) {
 	goMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
 		return nil, err
@@ -87,11 +129,11 @@ func Files(root string) (map[string][]byte, error) {
 		"go.mod": fmt.Appendf(nil, "module %s\n\ngo %s\n\nrequire (\n\t%s %s\n\t%s v0.0.0\n)\n\nreplace %s => ./fngate\n",
 			Module, goLine, ffMod, ffVersion, fngateMod, fngateMod),
 		"go.sum":        goSum,
-		"function.go":   []byte(shim),
+		"function.go":   shim(fn),
 		"fngate/go.mod": goMod,
 		"fngate/go.sum": goSum,
 	}
-	for _, dir := range []string{"core", "functions/gcf"} {
+	for _, dir := range fn.Dirs {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -100,7 +142,7 @@ func Files(root string) (map[string][]byte, error) {
 			rel = filepath.ToSlash(rel)
 			if d.IsDir() {
 				// Other mains (the local runner, this command) and test data stay home.
-				if d.Name() == "testdata" || rel == "functions/gcf/cmd" || rel == "functions/gcf/gcfsource" {
+				if d.Name() == "testdata" || slices.Contains(fn.Skip, rel) {
 					return filepath.SkipDir
 				}
 				return nil

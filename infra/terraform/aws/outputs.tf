@@ -32,3 +32,43 @@ output "invoke_policy_json" {
   description = "An IAM policy allowing a caller to invoke the URL under AWS_IAM; attach it to the callers' roles."
   value       = data.aws_iam_policy_document.invoke.json
 }
+
+output "route_state_table_name" {
+  description = "The route-state DynamoDB table (ROUTE_STATE_TABLE of both functions)."
+  value       = aws_dynamodb_table.route_state.name
+}
+
+output "route_state_table_arn" {
+  description = "The route-state table's ARN (operators running fngate-remediate need the remediation function's actions on it)."
+  value       = aws_dynamodb_table.route_state.arn
+}
+
+output "route_store" {
+  description = "The operator tool's store: export FNGATE_ROUTE_STORE=<this>."
+  value       = "dynamodb:${aws_dynamodb_table.route_state.name}"
+}
+
+output "remediation_function_name" {
+  description = "The remediation function's name."
+  value       = aws_lambda_function.remediation.function_name
+}
+
+output "remediation_dead_letter_queue_url" {
+  description = "Events the remediation function could not take after every retry."
+  value       = aws_sqs_queue.remediation_dlq.id
+}
+
+output "remediation_dead_letter_queue_arn" {
+  description = "The dead-letter queue's ARN."
+  value       = aws_sqs_queue.remediation_dlq.arn
+}
+
+output "provider_error_bus_name" {
+  description = "The bus the gateway publishes provider errors to (PROVIDER_ERROR_BUS); null with error_delivery = cloudwatch_logs."
+  value       = local.eventbridge ? aws_cloudwatch_event_bus.provider_errors[0].name : null
+}
+
+output "remediation_alarm_name" {
+  description = "The alarm on a spike of remediation actions."
+  value       = aws_cloudwatch_metric_alarm.remediation_actions.alarm_name
+}

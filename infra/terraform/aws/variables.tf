@@ -84,3 +84,65 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "remediation_package_zip" {
+  description = "Path to the remediation function's package built by `make package-remediation` (build/remediation.zip): bootstrap at the root."
+  type        = string
+}
+
+variable "remediation_mode" {
+  description = "Self-repair mode (REMEDIATION_MODE): dry_run logs and counts what it would change and writes no route state; apply changes routes. Switch to apply after reading the dry-run plans; back to dry_run to stop all changes."
+  type        = string
+  default     = "dry_run"
+
+  validation {
+    condition     = contains(["dry_run", "apply"], var.remediation_mode)
+    error_message = "remediation_mode must be dry_run or apply."
+  }
+}
+
+variable "error_delivery" {
+  description = "How provider errors reach the remediation function: eventbridge (the gateway publishes them to a bus of this module; fast, best effort) or cloudwatch_logs (a subscription filter on the gateway's log group; every logged error, seconds later). Exactly one path is wired."
+  type        = string
+  default     = "eventbridge"
+
+  validation {
+    condition     = contains(["eventbridge", "cloudwatch_logs"], var.error_delivery)
+    error_message = "error_delivery must be eventbridge or cloudwatch_logs."
+  }
+}
+
+variable "remediation_burst_errors" {
+  description = "Transient errors on one route within remediation_burst_window that cool it (REMEDIATION_BURST_ERRORS)."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.remediation_burst_errors >= 1 && floor(var.remediation_burst_errors) == var.remediation_burst_errors
+    error_message = "remediation_burst_errors must be a whole number, at least 1."
+  }
+}
+
+variable "remediation_burst_window" {
+  description = "The burst's window as a Go duration (REMEDIATION_BURST_WINDOW)."
+  type        = string
+  default     = "1m"
+}
+
+variable "remediation_cooldown" {
+  description = "How long a burst cools a route, as a Go duration (REMEDIATION_COOLDOWN)."
+  type        = string
+  default     = "5m"
+}
+
+variable "remediation_alarm_threshold" {
+  description = "The alarm fires when more than this many remediation actions (in the current mode) happen within 5 minutes."
+  type        = number
+  default     = 10
+}
+
+variable "alarm_actions" {
+  description = "ARNs (SNS topics) notified when the remediation alarm fires."
+  type        = list(string)
+  default     = []
+}

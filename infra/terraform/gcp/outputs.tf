@@ -22,3 +22,50 @@ output "config_secret_id" {
   description = "The Secret Manager secret holding the config, when config_yaml is set."
   value       = local.has_config ? google_secret_manager_secret.config[0].secret_id : null
 }
+
+output "route_state_database" {
+  description = "The Firestore database holding route state (ROUTE_STATE_DATABASE)."
+  value       = local.database
+}
+
+output "route_store" {
+  description = "The operator tool's flags: fngate-remediate -store <this> -firestore-database <route_state_database> -firestore-prefix <prefix>."
+  value       = "firestore:${var.project_id}"
+}
+
+output "remediation_function_name" {
+  description = "The remediation function's name."
+  value       = google_cloudfunctions2_function.remediation.name
+}
+
+output "provider_error_topic" {
+  description = "The topic the log sink and the sweep publish to."
+  value       = google_pubsub_topic.provider_errors.id
+}
+
+output "dead_letter_topic" {
+  description = "The dead-letter topic for the trigger's subscription (attached by the dead_letter_setup commands)."
+  value       = google_pubsub_topic.dead_letter.id
+}
+
+output "dead_letter_subscription" {
+  description = "Where dead-lettered events wait to be read or replayed."
+  value       = google_pubsub_subscription.dead_letter.id
+}
+
+output "remediation_trigger" {
+  description = "The Eventarc trigger the function's event_trigger created (its Pub/Sub subscription gets the dead-letter policy)."
+  value       = google_cloudfunctions2_function.remediation.event_trigger[0].trigger
+}
+
+# Eventarc creates and owns the trigger's subscription, and neither its API nor the provider
+# can set a dead-letter policy on it (hashicorp/terraform-provider-google#17697, #25069):
+# these commands do it once after apply, and again whenever the trigger is recreated.
+output "dead_letter_setup" {
+  description = "Shell commands that give the trigger's Eventarc-managed subscription the dead-letter topic (run after each apply that recreates the trigger)."
+  value       = <<-EOT
+    SUB=$(gcloud eventarc triggers describe ${google_cloudfunctions2_function.remediation.event_trigger[0].trigger} --format='value(transport.pubsub.subscription)')
+    gcloud pubsub subscriptions add-iam-policy-binding "$SUB" --member=serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com --role=roles/pubsub.subscriber
+    gcloud pubsub subscriptions update "$SUB" --dead-letter-topic=${google_pubsub_topic.dead_letter.id} --max-delivery-attempts=10
+  EOT
+}

@@ -9,9 +9,14 @@ variable "region" {
 }
 
 variable "name" {
-  description = "Name of the function (and of its Cloud Run service) and prefix of the other resources."
+  description = "Name of the function (and of its Cloud Run service) and prefix of the other resources. 6 to 20 characters: service account ids (<name>-remediate, <name>-eventarc) are limited to 30."
   type        = string
   default     = "fngate"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{5,19}$", var.name))
+    error_message = "name must be 6 to 20 lowercase letters, digits or hyphens, starting with a letter."
+  }
 }
 
 variable "source_zip" {
@@ -117,4 +122,79 @@ variable "labels" {
   description = "Labels for the function and the buckets and secrets created here."
   type        = map(string)
   default     = {}
+}
+
+variable "remediation_source_zip" {
+  description = "Path to the remediation function's upload built by `make package-gcf-remediation` (build/gcf-remediation-source.zip)."
+  type        = string
+}
+
+variable "remediation_mode" {
+  description = "Self-repair mode (REMEDIATION_MODE): dry_run logs and counts what it would change and writes no route state; apply changes routes. Switch to apply after reading the dry-run plans; back to dry_run to stop all changes."
+  type        = string
+  default     = "dry_run"
+
+  validation {
+    condition     = contains(["dry_run", "apply"], var.remediation_mode)
+    error_message = "remediation_mode must be dry_run or apply."
+  }
+}
+
+variable "remediation_burst_errors" {
+  description = "Transient errors on one route within remediation_burst_window that cool it (REMEDIATION_BURST_ERRORS)."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.remediation_burst_errors >= 1 && floor(var.remediation_burst_errors) == var.remediation_burst_errors
+    error_message = "remediation_burst_errors must be a whole number, at least 1."
+  }
+}
+
+variable "remediation_burst_window" {
+  description = "The burst's window as a Go duration (REMEDIATION_BURST_WINDOW)."
+  type        = string
+  default     = "1m"
+}
+
+variable "remediation_cooldown" {
+  description = "How long a burst cools a route, as a Go duration (REMEDIATION_COOLDOWN)."
+  type        = string
+  default     = "5m"
+}
+
+variable "remediation_max_instances" {
+  description = "Upper bound on remediation function instances; beyond it Pub/Sub backs off and redelivers."
+  type        = number
+  default     = 10
+}
+
+variable "firestore_database" {
+  description = "An existing Firestore database (native mode) for route state. Null creates <name>-routestate."
+  type        = string
+  default     = null
+}
+
+variable "firestore_location" {
+  description = "Location of the Firestore database the module creates; null means region."
+  type        = string
+  default     = null
+}
+
+variable "route_state_prefix" {
+  description = "Prefix of the route-state collections (ROUTE_STATE_PREFIX): <prefix>routes, windows, claims, actions."
+  type        = string
+  default     = "fngate_"
+}
+
+variable "remediation_alarm_threshold" {
+  description = "The alert fires when more than this many remediation actions (in the current mode) happen within 5 minutes."
+  type        = number
+  default     = 10
+}
+
+variable "alert_notification_channels" {
+  description = "Cloud Monitoring notification channel ids notified by the remediation alert."
+  type        = list(string)
+  default     = []
 }
