@@ -10,6 +10,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
@@ -41,14 +42,14 @@ models:
 `, up.BaseURL()), withChatOnlyKind)
 
 	up.Enqueue(openaifake.Reply{Text: "once upon a time", PromptTokens: 3, CompletionTokens: 4})
-	r := g.do(t, http.MethodPost, "/v1/completions", `{"model":"text","prompt":"Tell me","max_tokens":20}`)
-	if r.status != 200 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	r := g.Do(t, http.MethodPost, "/v1/completions", `{"model":"text","prompt":"Tell me","max_tokens":20}`)
+	if r.Status != 200 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
-	m := r.json(t)
+	m := r.JSON(t)
 	ch := m["choices"].([]any)[0].(map[string]any)
 	if m["object"] != "text_completion" || ch["text"] != "once upon a time" || m["model"] != "text" || !strings.HasPrefix(m["id"].(string), "cmpl-") {
-		t.Errorf("completion %s", r.body)
+		t.Errorf("completion %s", r.Body)
 	}
 	sent := up.Requests()[0]
 	if sent.Path != "/v1/completions" || sent.Body["prompt"] != "Tell me" || sent.Body["max_tokens"] != float64(20) || sent.Body["model"] != "base-model" {
@@ -56,8 +57,8 @@ models:
 	}
 
 	up.Enqueue(openaifake.Reply{Text: "a b c"})
-	r = g.do(t, http.MethodPost, "/v1/completions", `{"model":"text","prompt":"x","stream":true,"stream_options":{"include_usage":true}}`)
-	events := sseEvents(t, r.body)
+	r = g.Do(t, http.MethodPost, "/v1/completions", `{"model":"text","prompt":"x","stream":true,"stream_options":{"include_usage":true}}`)
+	events := gatewaytest.SSEData(t, r.Body)
 	var text string
 	for _, ev := range events[:len(events)-2] {
 		c := chunkJSON(t, ev)
@@ -72,17 +73,17 @@ models:
 
 	// The mixed model skips its chat-only route for completions.
 	up.Enqueue(openaifake.Reply{Text: "fine"})
-	if r := g.do(t, http.MethodPost, "/v1/completions", `{"model":"mixed","prompt":"x"}`); r.status != 200 || r.header.Get("X-Fngate-Route") != "up/base-model" {
-		t.Errorf("mixed: status %d route %q", r.status, r.header.Get("X-Fngate-Route"))
+	if r := g.Do(t, http.MethodPost, "/v1/completions", `{"model":"mixed","prompt":"x"}`); r.Status != 200 || r.Header.Get("X-Fngate-Route") != "up/base-model" {
+		t.Errorf("mixed: status %d route %q", r.Status, r.Header.Get("X-Fngate-Route"))
 	}
 
-	r = g.do(t, http.MethodPost, "/v1/completions", `{"model":"chat-only","prompt":"x"}`)
-	if r.status != 501 || r.header.Get("X-Should-Retry") != "false" {
-		t.Fatalf("status %d x-should-retry %q", r.status, r.header.Get("X-Should-Retry"))
+	r = g.Do(t, http.MethodPost, "/v1/completions", `{"model":"chat-only","prompt":"x"}`)
+	if r.Status != 501 || r.Header.Get("X-Should-Retry") != "false" {
+		t.Fatalf("status %d x-should-retry %q", r.Status, r.Header.Get("X-Should-Retry"))
 	}
-	e := r.errorObject(t)
+	e := r.ErrorObject(t)
 	if want := "The completions endpoint is not supported for chat-only on ChatOnlyCloud. Use the chat endpoint instead."; e["message"] != want || e["code"] != "unsupported_endpoint" {
-		t.Errorf("501 body %s", r.body)
+		t.Errorf("501 body %s", r.Body)
 	}
 
 	for _, tc := range []struct{ body, param string }{
@@ -91,9 +92,9 @@ models:
 		{`{"model":"text","prompt":"x","echo":true}`, "echo"},
 		{`{"model":"text","prompt":"x","n":3}`, "n"},
 	} {
-		r := g.do(t, http.MethodPost, "/v1/completions", tc.body)
-		if e := r.errorObject(t); r.status != 400 || e["param"] != tc.param {
-			t.Errorf("%s: status %d %s", tc.body, r.status, r.body)
+		r := g.Do(t, http.MethodPost, "/v1/completions", tc.body)
+		if e := r.ErrorObject(t); r.Status != 400 || e["param"] != tc.param {
+			t.Errorf("%s: status %d %s", tc.body, r.Status, r.Body)
 		}
 	}
 }
@@ -128,26 +129,26 @@ models:
 			if tc.auth != "" {
 				h = []string{"Authorization", tc.auth}
 			}
-			r := g.chat(t, body, h...)
-			if r.status != tc.status {
-				t.Fatalf("status %d: %s", r.status, r.body)
+			r := g.Chat(t, body, h...)
+			if r.Status != tc.status {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}
-			if tc.errType != "" && r.errorObject(t)["type"] != tc.errType {
-				t.Errorf("type %v", r.errorObject(t)["type"])
+			if tc.errType != "" && r.ErrorObject(t)["type"] != tc.errType {
+				t.Errorf("type %v", r.ErrorObject(t)["type"])
 			}
 		})
 	}
-	r := g.do(t, http.MethodGet, "/v1/models", "", "Authorization", "Bearer gw-key-for-tests-2")
-	m := r.json(t)
+	r := g.Do(t, http.MethodGet, "/v1/models", "", "Authorization", "Bearer gw-key-for-tests-2")
+	m := r.JSON(t)
 	data := m["data"].([]any)
 	if m["object"] != "list" || len(data) != 1 || data[0].(map[string]any)["id"] != "mock/echo" {
-		t.Errorf("models for the narrow key: %s", r.body)
+		t.Errorf("models for the narrow key: %s", r.Body)
 	}
-	if r := g.do(t, http.MethodGet, "/v1/models", ""); r.status != 401 {
-		t.Errorf("models without a key: %d", r.status)
+	if r := g.Do(t, http.MethodGet, "/v1/models", ""); r.Status != 401 {
+		t.Errorf("models without a key: %d", r.Status)
 	}
-	if r := g.do(t, http.MethodGet, "/healthz", ""); r.status != 200 {
-		t.Errorf("healthz needs no key, got %d", r.status)
+	if r := g.Do(t, http.MethodGet, "/healthz", ""); r.Status != 200 {
+		t.Errorf("healthz needs no key, got %d", r.Status)
 	}
 	if strings.Contains(g.logs.String(), "gw-key-for-tests") {
 		t.Errorf("a gateway key reached the logs:\n%s", g.logs)
@@ -170,11 +171,11 @@ models:
 		{http.MethodPost, "/v1/embeddings", 404},
 		{http.MethodGet, "/", 404},
 	} {
-		r := g.do(t, tc.method, tc.path, "{}")
-		if r.status != tc.status {
-			t.Errorf("%s %s: %d", tc.method, tc.path, r.status)
+		r := g.Do(t, tc.method, tc.path, "{}")
+		if r.Status != tc.status {
+			t.Errorf("%s %s: %d", tc.method, tc.path, r.Status)
 		}
-		r.errorObject(t)
+		r.ErrorObject(t)
 	}
 }
 

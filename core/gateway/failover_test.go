@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 )
 
@@ -57,17 +58,17 @@ func TestFailoverBeforeOutput(t *testing.T) {
 				g, a, b := newPair(t)
 				a.Enqueue(openaifake.Reply{Status: tc.status})
 				b.Enqueue(openaifake.Reply{Text: "from b", PromptTokens: 3, CompletionTokens: 2})
-				r := g.chat(t, fmt.Sprintf(`{%s,"stream":%v}`, hello, stream))
-				if r.status != 200 {
-					t.Fatalf("status %d: %s", r.status, r.body)
+				r := g.Chat(t, fmt.Sprintf(`{%s,"stream":%v}`, hello, stream))
+				if r.Status != 200 {
+					t.Fatalf("status %d: %s", r.Status, r.Body)
 				}
-				if got := r.header.Get("X-Fngate-Route"); got != "b/model-b" {
+				if got := r.Header.Get("X-Fngate-Route"); got != "b/model-b" {
 					t.Errorf("served by %q, want b/model-b", got)
 				}
-				if !strings.Contains(string(r.body), "from") || strings.Contains(string(r.body), "scripted failure") {
-					t.Errorf("unexpected body %s", r.body)
+				if !strings.Contains(string(r.Body), "from") || strings.Contains(string(r.Body), "scripted failure") {
+					t.Errorf("unexpected body %s", r.Body)
 				}
-				attempts := g.logs.lines(t, "")
+				attempts := g.logs.Lines(t, "")
 				var errs, oks []map[string]any
 				for _, l := range attempts {
 					switch l["msg"] {
@@ -106,12 +107,12 @@ func TestConnectionRefusedFailsOver(t *testing.T) {
 	defer b.Close()
 	g := newGateway(t, fmt.Sprintf(twoUpstreams, dead, b.BaseURL()))
 	for _, stream := range []string{"false", "true"} {
-		r := g.chat(t, `{`+hello+`,"stream":`+stream+`}`)
-		if r.status != 200 || r.header.Get("X-Fngate-Route") != "b/model-b" {
-			t.Fatalf("stream=%s: status %d route %q: %s", stream, r.status, r.header.Get("X-Fngate-Route"), r.body)
+		r := g.Chat(t, `{`+hello+`,"stream":`+stream+`}`)
+		if r.Status != 200 || r.Header.Get("X-Fngate-Route") != "b/model-b" {
+			t.Fatalf("stream=%s: status %d route %q: %s", stream, r.Status, r.Header.Get("X-Fngate-Route"), r.Body)
 		}
 	}
-	for _, l := range g.logs.lines(t, "provider_error") {
+	for _, l := range g.logs.Lines(t, "provider_error") {
 		if l["error_class"] != "unavailable" {
 			t.Errorf("connection refused classified %v", l["error_class"])
 		}
@@ -121,13 +122,13 @@ func TestConnectionRefusedFailsOver(t *testing.T) {
 func TestBadRequestIsNotFailedOver(t *testing.T) {
 	g, a, b := newPair(t)
 	a.Enqueue(openaifake.Reply{Status: 400, ErrorBody: `{"error":{"message":"messages[0]: bad thing","type":"invalid_request_error","param":"messages","code":null}}`})
-	r := g.chat(t, `{`+hello+`}`)
-	if r.status != 400 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	r := g.Chat(t, `{`+hello+`}`)
+	if r.Status != 400 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
-	e := r.errorObject(t)
+	e := r.ErrorObject(t)
 	if !strings.Contains(e["message"].(string), "bad thing") || e["param"] != "messages" {
-		t.Errorf("upstream 400 not relayed: %s", r.body)
+		t.Errorf("upstream 400 not relayed: %s", r.Body)
 	}
 	if n := len(b.Requests()); n != 0 {
 		t.Errorf("second route was tried %d times", n)
@@ -157,24 +158,24 @@ func TestAllRoutesFail(t *testing.T) {
 			g, a, b := newPair(t)
 			a.Enqueue(openaifake.Reply{Status: 503})
 			b.Enqueue(tc.last)
-			r := g.chat(t, `{`+hello+`}`)
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			r := g.Chat(t, `{`+hello+`}`)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
 			}
-			e := r.errorObject(t)
+			e := r.ErrorObject(t)
 			if e["code"] != tc.code {
 				t.Errorf("code %v, want %s", e["code"], tc.code)
 			}
-			if got := r.header.Get("Retry-After"); got != tc.retryAfter {
+			if got := r.Header.Get("Retry-After"); got != tc.retryAfter {
 				t.Errorf("Retry-After %q, want %q", got, tc.retryAfter)
 			}
-			if got := r.header.Get("X-Should-Retry") == "false"; got != tc.noRetry {
+			if got := r.Header.Get("X-Should-Retry") == "false"; got != tc.noRetry {
 				t.Errorf("x-should-retry false = %v, want %v", got, tc.noRetry)
 			}
-			if strings.Contains(string(r.body), "sk-test") {
-				t.Errorf("upstream auth message leaked to the client: %s", r.body)
+			if strings.Contains(string(r.Body), "sk-test") {
+				t.Errorf("upstream auth message leaked to the client: %s", r.Body)
 			}
-			if n := len(g.logs.lines(t, "provider_error")); n != 2 {
+			if n := len(g.logs.Lines(t, "provider_error")); n != 2 {
 				t.Errorf("%d provider_error lines, want 2", n)
 			}
 		})
@@ -185,14 +186,14 @@ func TestStallBeforeFirstByteFailsOver(t *testing.T) {
 	g, a, _ := newPair(t)
 	a.Enqueue(openaifake.Reply{StallBeforeHeaders: 5 * time.Second})
 	start := time.Now()
-	r := g.chat(t, `{`+hello+`,"stream":true}`)
-	if r.status != 200 || r.header.Get("X-Fngate-Route") != "b/model-b" {
-		t.Fatalf("status %d route %q: %s", r.status, r.header.Get("X-Fngate-Route"), r.body)
+	r := g.Chat(t, `{`+hello+`,"stream":true}`)
+	if r.Status != 200 || r.Header.Get("X-Fngate-Route") != "b/model-b" {
+		t.Fatalf("status %d route %q: %s", r.Status, r.Header.Get("X-Fngate-Route"), r.Body)
 	}
 	if time.Since(start) > 4*time.Second {
 		t.Errorf("the stalled attempt was not cut at the first-byte timeout")
 	}
-	errs := g.logs.lines(t, "provider_error")
+	errs := g.logs.Lines(t, "provider_error")
 	if len(errs) != 1 || errs[0]["error_class"] != "timeout" {
 		t.Fatalf("want one timeout provider_error, got %v", errs)
 	}
@@ -205,12 +206,12 @@ func TestPreambleThenErrorFailsOver(t *testing.T) {
 	g, a, b := newPair(t)
 	a.Enqueue(openaifake.Reply{ErrorEventAfter: -1, ErrorEventCode: 503})
 	b.Enqueue(openaifake.Reply{Text: "fine thanks"})
-	r := g.chat(t, `{`+hello+`,"stream":true}`)
-	events := sseEvents(t, r.body)
-	if r.header.Get("X-Fngate-Route") != "b/model-b" || events[len(events)-1] != "[DONE]" {
-		t.Fatalf("route %q events %v", r.header.Get("X-Fngate-Route"), events)
+	r := g.Chat(t, `{`+hello+`,"stream":true}`)
+	events := gatewaytest.SSEData(t, r.Body)
+	if r.Header.Get("X-Fngate-Route") != "b/model-b" || events[len(events)-1] != "[DONE]" {
+		t.Fatalf("route %q events %v", r.Header.Get("X-Fngate-Route"), events)
 	}
-	if n := strings.Count(string(r.body), `"role":"assistant"`); n != 1 {
+	if n := strings.Count(string(r.Body), `"role":"assistant"`); n != 1 {
 		t.Errorf("%d role chunks, want 1", n)
 	}
 	if len(b.Requests()) != 1 {
@@ -231,11 +232,11 @@ func TestNoFailoverAfterOutput(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g, a, b := newPair(t)
 			a.Enqueue(fault)
-			r := g.chat(t, `{`+hello+`,"stream":true}`)
-			if r.status != 200 {
-				t.Fatalf("status %d", r.status)
+			r := g.Chat(t, `{`+hello+`,"stream":true}`)
+			if r.Status != 200 {
+				t.Fatalf("status %d", r.Status)
 			}
-			events := sseEvents(t, r.body)
+			events := gatewaytest.SSEData(t, r.Body)
 			last := events[len(events)-1]
 			for _, ev := range events {
 				if ev == "[DONE]" {
@@ -245,13 +246,13 @@ func TestNoFailoverAfterOutput(t *testing.T) {
 			if !strings.HasPrefix(last, `{"error":`) {
 				t.Fatalf("last event %q is not an error event", last)
 			}
-			if !strings.Contains(string(r.body), `"content":"one"`) {
+			if !strings.Contains(string(r.Body), `"content":"one"`) {
 				t.Errorf("content before the failure was not streamed: %v", events)
 			}
 			if len(b.Requests()) != 0 {
 				t.Errorf("failed over after output")
 			}
-			errs := g.logs.lines(t, "provider_error")
+			errs := g.logs.Lines(t, "provider_error")
 			if len(errs) != 1 || errs[0]["outcome"] != "error" {
 				t.Errorf("provider_error lines: %v", errs)
 			}
@@ -265,11 +266,11 @@ func TestIdleTimeoutAfterOutput(t *testing.T) {
 	g, a, b := newPair(t)
 	a.Enqueue(openaifake.Reply{Text: "one two three", StallAfter: 1, StallFor: 10 * time.Second})
 	start := time.Now()
-	r := g.chat(t, `{`+hello+`,"stream":true}`)
+	r := g.Chat(t, `{`+hello+`,"stream":true}`)
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("the stalled stream was not cut at the idle timeout")
 	}
-	events := sseEvents(t, r.body)
+	events := gatewaytest.SSEData(t, r.Body)
 	if last := events[len(events)-1]; !strings.Contains(last, `"code":"upstream_timeout"`) {
 		t.Fatalf("last event %q, want an upstream_timeout error event", last)
 	}
@@ -299,9 +300,9 @@ models:
 `, eu1.BaseURL(), us.BaseURL(), eu2.BaseURL()))
 	eu1.Enqueue(openaifake.Reply{Status: 503})
 	eu2.Enqueue(openaifake.Reply{Status: 503})
-	r := g.chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
-	if r.status != 503 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	r := g.Chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if r.Status != 503 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	if len(us.Requests()) != 0 {
 		t.Errorf("failover crossed residency eu -> us")
@@ -323,9 +324,9 @@ func TestMaxAttempts(t *testing.T) {
 		routes = append(routes, fmt.Sprintf("      - {connection: c%d, model: x}", i))
 	}
 	g := newGateway(t, "connections:\n"+strings.Join(conns, "\n")+"\nmodels:\n  m:\n    routing: {max_attempts: 2}\n    routes:\n"+strings.Join(routes, "\n")+"\n")
-	r := g.chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
-	if r.status != 503 || r.header.Get("X-Fngate-Attempts") != "2" {
-		t.Fatalf("status %d attempts %q", r.status, r.header.Get("X-Fngate-Attempts"))
+	r := g.Chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if r.Status != 503 || r.Header.Get("X-Fngate-Attempts") != "2" {
+		t.Fatalf("status %d attempts %q", r.Status, r.Header.Get("X-Fngate-Attempts"))
 	}
 	if len(fakes[2].Requests()) != 0 {
 		t.Error("a third attempt was made despite max_attempts 2")
@@ -348,8 +349,8 @@ models:
       - {connection: b, model: x, weight: 1}
 `, a.BaseURL(), b.BaseURL()))
 	for range 200 {
-		if r := g.chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`); r.status != 200 {
-			t.Fatalf("status %d", r.status)
+		if r := g.Chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`); r.Status != 200 {
+			t.Fatalf("status %d", r.Status)
 		}
 	}
 	na, nb := len(a.Requests()), len(b.Requests())
@@ -376,16 +377,16 @@ models:
     routes: [{connection: local, model: llama}]
 `, ol.BaseURL(), oa.BaseURL()))
 	withChoice := `"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","messages":[{"role":"user","content":"hi"}]`
-	r := g.chat(t, `{"model":"both",`+withChoice+`}`)
-	if r.status != 200 || r.header.Get("X-Fngate-Route") != "cloud/gpt" || len(ol.Requests()) != 0 {
-		t.Fatalf("status %d route %q ollama calls %d", r.status, r.header.Get("X-Fngate-Route"), len(ol.Requests()))
+	r := g.Chat(t, `{"model":"both",`+withChoice+`}`)
+	if r.Status != 200 || r.Header.Get("X-Fngate-Route") != "cloud/gpt" || len(ol.Requests()) != 0 {
+		t.Fatalf("status %d route %q ollama calls %d", r.Status, r.Header.Get("X-Fngate-Route"), len(ol.Requests()))
 	}
-	r = g.chat(t, `{"model":"local-only",`+withChoice+`}`)
-	if r.status != 400 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	r = g.Chat(t, `{"model":"local-only",`+withChoice+`}`)
+	if r.Status != 400 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
-	if e := r.errorObject(t); e["param"] != "tool_choice" || !strings.Contains(e["message"].(string), "Ollama") {
-		t.Errorf("refusal does not name the reason: %s", r.body)
+	if e := r.ErrorObject(t); e["param"] != "tool_choice" || !strings.Contains(e["message"].(string), "Ollama") {
+		t.Errorf("refusal does not name the reason: %s", r.Body)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 )
 
@@ -28,16 +29,16 @@ models:
 		_, _ = resp.Body.Read(make([]byte, 1))
 		bodies = append(bodies, resp.Body)
 	}
-	r := g.chat(t, `{"model":"slow","messages":[{"role":"user","content":"x"}]}`)
-	if r.status != 429 || r.header.Get("Retry-After") == "" || r.errorObject(t)["code"] != "gateway_busy" {
-		t.Errorf("third request: %d %v %s", r.status, r.header, r.body)
+	r := g.Chat(t, `{"model":"slow","messages":[{"role":"user","content":"x"}]}`)
+	if r.Status != 429 || r.Header.Get("Retry-After") == "" || r.ErrorObject(t)["code"] != "gateway_busy" {
+		t.Errorf("third request: %d %v %s", r.Status, r.Header, r.Body)
 	}
 	// Clients that leave free their slots.
 	for _, b := range bodies {
 		b.Close()
 	}
 	waitFor(t, func() bool {
-		return g.chat(t, `{"model":"slow","max_completion_tokens":1,"messages":[{"role":"user","content":"x"}]}`).status == 200
+		return g.Chat(t, `{"model":"slow","max_completion_tokens":1,"messages":[{"role":"user","content":"x"}]}`).Status == 200
 	}, "slots were not released when the clients left")
 }
 
@@ -48,12 +49,12 @@ connections: {mock: {kind: mock}}
 models: {m: {routes: [{connection: mock, model: echo}]}}
 `)
 	three := `"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]`
-	if r := g.chat(t, `{"model":"m",`+three+`}`); r.status != 400 || r.errorObject(t)["param"] != "messages" {
-		t.Errorf("messages limit: %d %s", r.status, r.body)
+	if r := g.Chat(t, `{"model":"m",`+three+`}`); r.Status != 400 || r.ErrorObject(t)["param"] != "messages" {
+		t.Errorf("messages limit: %d %s", r.Status, r.Body)
 	}
 	tools := `"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}]`
-	if r := g.chat(t, `{"model":"m",`+tools+`,"messages":[{"role":"user","content":"a"}]}`); r.status != 400 || r.errorObject(t)["param"] != "tools" {
-		t.Errorf("tools limit: %d %s", r.status, r.body)
+	if r := g.Chat(t, `{"model":"m",`+tools+`,"messages":[{"role":"user","content":"a"}]}`); r.Status != 400 || r.ErrorObject(t)["param"] != "tools" {
+		t.Errorf("tools limit: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -61,11 +62,11 @@ func TestResetBeforeHeadersFailsOver(t *testing.T) {
 	for _, stream := range []string{"false", "true"} {
 		g, a, _ := newPair(t)
 		a.Enqueue(openaifake.Reply{ResetBeforeHeaders: true})
-		r := g.chat(t, `{`+hello+`,"stream":`+stream+`}`)
-		if r.status != 200 || r.header.Get("X-Fngate-Route") != "b/model-b" {
-			t.Fatalf("stream=%s: %d %q %s", stream, r.status, r.header.Get("X-Fngate-Route"), r.body)
+		r := g.Chat(t, `{`+hello+`,"stream":`+stream+`}`)
+		if r.Status != 200 || r.Header.Get("X-Fngate-Route") != "b/model-b" {
+			t.Fatalf("stream=%s: %d %q %s", stream, r.Status, r.Header.Get("X-Fngate-Route"), r.Body)
 		}
-		if errs := g.logs.lines(t, "provider_error"); len(errs) != 1 || errs[0]["error_class"] != "unavailable" {
+		if errs := g.logs.Lines(t, "provider_error"); len(errs) != 1 || errs[0]["error_class"] != "unavailable" {
 			t.Errorf("stream=%s: %v", stream, errs)
 		}
 	}
@@ -78,11 +79,11 @@ func TestTotalTimeoutFailsOver(t *testing.T) {
 	g := newGateway(t, fmt.Sprintf(strings.Replace(twoUpstreams, "timeouts: {first_byte: 300ms, idle: 300ms}", "timeouts: {total: 300ms}", 1), a.BaseURL(), b.BaseURL()))
 	a.Enqueue(openaifake.Reply{StallBeforeHeaders: 10 * time.Second})
 	start := time.Now()
-	r := g.chat(t, `{`+hello+`}`)
-	if r.status != 200 || r.header.Get("X-Fngate-Route") != "b/model-b" || time.Since(start) > 5*time.Second {
-		t.Fatalf("%d %q after %v", r.status, r.header.Get("X-Fngate-Route"), time.Since(start))
+	r := g.Chat(t, `{`+hello+`}`)
+	if r.Status != 200 || r.Header.Get("X-Fngate-Route") != "b/model-b" || time.Since(start) > 5*time.Second {
+		t.Fatalf("%d %q after %v", r.Status, r.Header.Get("X-Fngate-Route"), time.Since(start))
 	}
-	if errs := g.logs.lines(t, "provider_error"); len(errs) != 1 || errs[0]["error_class"] != "timeout" {
+	if errs := g.logs.Lines(t, "provider_error"); len(errs) != 1 || errs[0]["error_class"] != "timeout" {
 		t.Errorf("%v", errs)
 	}
 	waitFor(t, func() bool { return a.Canceled() == 1 }, "the timed-out upstream call was not cancelled")
@@ -109,12 +110,12 @@ func TestSlowClientIsNotAnIdleUpstream(t *testing.T) {
 	a.Enqueue(openaifake.Reply{Text: "one two three"})
 	w := &slowWriter{header: http.Header{}, delay: 400 * time.Millisecond}
 	req, _ := http.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{`+hello+`,"stream":true}`))
-	g.gw.ServeHTTP(w, req)
-	events := sseEvents(t, []byte(w.body.String()))
+	g.Gateway.ServeHTTP(w, req)
+	events := gatewaytest.SSEData(t, w.body.String())
 	if events[len(events)-1] != "[DONE]" {
 		t.Fatalf("slow client got a broken stream: %v", events)
 	}
-	if errs := g.logs.lines(t, "provider_error"); len(errs) != 0 {
+	if errs := g.logs.Lines(t, "provider_error"); len(errs) != 0 {
 		t.Errorf("a slow client was logged as a provider error: %v", errs)
 	}
 }

@@ -127,14 +127,14 @@ func TestRequestRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := g.chat(t, tc.body)
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			r := g.Chat(t, tc.body)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
 			}
 			if tc.status == http.StatusOK {
 				return
 			}
-			e := r.errorObject(t)
+			e := r.ErrorObject(t)
 			if got, _ := e["param"].(string); got != tc.param {
 				t.Errorf("param %q, want %q (%s)", got, tc.param, e["message"])
 			}
@@ -168,9 +168,9 @@ func TestLabelsNeverReachProvider(t *testing.T) {
 	fake := openaifake.New()
 	defer fake.Close()
 	g := newGateway(t, fmt.Sprintf(rulesConfig, fake.BaseURL()))
-	r := g.chat(t, `{"model":"upstream","user":"end-user-7","metadata":{"team":"search"},"messages":[{"role":"user","content":"hi"}]}`)
-	if r.status != 200 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	r := g.Chat(t, `{"model":"upstream","user":"end-user-7","metadata":{"team":"search"},"messages":[{"role":"user","content":"hi"}]}`)
+	if r.Status != 200 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	reqs := fake.Requests()
 	if len(reqs) != 1 {
@@ -181,7 +181,7 @@ func TestLabelsNeverReachProvider(t *testing.T) {
 			t.Errorf("%s was sent upstream: %s", f, reqs[0].Raw)
 		}
 	}
-	lines := g.logs.lines(t, "request")
+	lines := g.logs.Lines(t, "request")
 	labels, _ := lines[len(lines)-1]["labels"].(map[string]any)
 	if labels["user"] != "end-user-7" || labels["metadata.team"] != "search" {
 		t.Errorf("labels not logged: %v", lines[len(lines)-1])

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 )
 
@@ -24,14 +25,14 @@ func chunkJSON(t *testing.T, ev string) map[string]any {
 func TestStreamShape(t *testing.T) {
 	g, a, _ := newPair(t)
 	a.Enqueue(openaifake.Reply{Text: "alpha beta gamma", PromptTokens: 11, CompletionTokens: 3, CachedTokens: 4})
-	r := g.chat(t, `{`+hello+`,"stream":true,"stream_options":{"include_usage":true}}`)
-	if r.status != 200 || r.header.Get("Content-Type") != "text/event-stream" || r.header.Get("Cache-Control") != "no-cache" {
-		t.Fatalf("status %d headers %v", r.status, r.header)
+	r := g.Chat(t, `{`+hello+`,"stream":true,"stream_options":{"include_usage":true}}`)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "text/event-stream" || r.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("status %d headers %v", r.Status, r.Header)
 	}
-	if r.header.Get("X-Fngate-Overhead-Ms") == "" || r.header.Get("X-Fngate-Route") != "a/model-a" {
-		t.Errorf("route and overhead headers missing: %v", r.header)
+	if r.Header.Get("X-Fngate-Overhead-Ms") == "" || r.Header.Get("X-Fngate-Route") != "a/model-a" {
+		t.Errorf("route and overhead headers missing: %v", r.Header)
 	}
-	events := sseEvents(t, r.body)
+	events := gatewaytest.SSEData(t, r.Body)
 	if events[len(events)-1] != "[DONE]" {
 		t.Fatalf("stream does not end with [DONE]: %v", events)
 	}
@@ -80,7 +81,7 @@ func TestStreamShape(t *testing.T) {
 		t.Errorf("usage %v", u)
 	}
 	// The attempt is charged: (11-4)*2 + 4*2 (no cached price: input price) + 3*10, per million.
-	att := g.logs.lines(t, "attempt")[0]
+	att := g.logs.Lines(t, "attempt")[0]
 	if got, want := att["cost_usd"].(float64), (7*2.0+4*2.0+3*10.0)/1e6; fmt.Sprintf("%.12f", got) != fmt.Sprintf("%.12f", want) {
 		t.Errorf("cost %v, want %v", got, want)
 	}
@@ -94,15 +95,15 @@ func TestStreamShape(t *testing.T) {
 func TestStreamWithoutUsage(t *testing.T) {
 	g, a, _ := newPair(t)
 	a.Enqueue(openaifake.Reply{Text: "alpha", PromptTokens: 2, CompletionTokens: 1})
-	r := g.chat(t, `{`+hello+`,"stream":true}`)
-	if strings.Contains(string(r.body), `"usage"`) {
-		t.Errorf("usage sent without include_usage: %s", r.body)
+	r := g.Chat(t, `{`+hello+`,"stream":true}`)
+	if strings.Contains(string(r.Body), `"usage"`) {
+		t.Errorf("usage sent without include_usage: %s", r.Body)
 	}
 	up := a.Requests()[0].Body
 	if so, _ := up["stream_options"].(map[string]any); so["include_usage"] != true {
 		t.Errorf("upstream not asked for usage: %v", up)
 	}
-	if u, _ := g.logs.lines(t, "attempt")[0]["usage"].(map[string]any); u["completion_tokens"] != float64(1) {
+	if u, _ := g.logs.Lines(t, "attempt")[0]["usage"].(map[string]any); u["completion_tokens"] != float64(1) {
 		t.Errorf("attempt usage not logged: %v", u)
 	}
 }
@@ -111,8 +112,8 @@ func TestStreamWithoutUsage(t *testing.T) {
 func TestUnreportedUsageIsOmitted(t *testing.T) {
 	g, a, _ := newPair(t)
 	a.Enqueue(openaifake.Reply{Text: "x", PromptTokens: -1, CompletionTokens: 4})
-	r := g.chat(t, `{`+hello+`,"stream":true,"stream_options":{"include_usage":true}}`)
-	events := sseEvents(t, r.body)
+	r := g.Chat(t, `{`+hello+`,"stream":true,"stream_options":{"include_usage":true}}`)
+	events := gatewaytest.SSEData(t, r.Body)
 	u := chunkJSON(t, events[len(events)-2])["usage"].(map[string]any)
 	if _, ok := u["prompt_tokens"]; ok {
 		t.Errorf("unreported prompt_tokens sent: %v", u)
@@ -124,11 +125,11 @@ func TestUnreportedUsageIsOmitted(t *testing.T) {
 		t.Errorf("usage %v", u)
 	}
 	a.Enqueue(openaifake.Reply{Text: "x", PromptTokens: -1, CompletionTokens: 4})
-	nr := g.chat(t, `{`+hello+`}`).json(t)
+	nr := g.Chat(t, `{`+hello+`}`).JSON(t)
 	if _, ok := nr["usage"].(map[string]any)["prompt_tokens"]; ok {
 		t.Errorf("unreported prompt_tokens in a JSON answer: %v", nr["usage"])
 	}
-	if att := g.logs.lines(t, "attempt"); att[0]["cost_usd"] != nil {
+	if att := g.logs.Lines(t, "attempt"); att[0]["cost_usd"] != nil {
 		t.Errorf("cost computed from incomplete usage: %v", att[0])
 	}
 }
@@ -140,11 +141,11 @@ func TestStreamedToolCalls(t *testing.T) {
 		{ID: "call_a", Name: "get_weather", Arguments: `{"city":"Paris"}`},
 		{ID: "call_b", Name: "get_time", Arguments: `{"tz":"Europe/Paris"}`},
 	}})
-	r := g.chat(t, `{`+hello+`,"stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`)
+	r := g.Chat(t, `{`+hello+`,"stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}]}`)
 	args := map[int]string{}
 	ids := map[int]string{}
 	finish := ""
-	for _, ev := range sseEvents(t, r.body) {
+	for _, ev := range gatewaytest.SSEData(t, r.Body) {
 		if ev == "[DONE]" {
 			continue
 		}
@@ -163,7 +164,7 @@ func TestStreamedToolCalls(t *testing.T) {
 		}
 	}
 	if ids[0] != "call_a" || ids[1] != "call_b" || args[0] != `{"city":"Paris"}` || args[1] != `{"tz":"Europe/Paris"}` || finish != "tool_calls" {
-		t.Errorf("ids %v args %v finish %q\n%s", ids, args, finish, r.body)
+		t.Errorf("ids %v args %v finish %q\n%s", ids, args, finish, r.Body)
 	}
 }
 
@@ -209,7 +210,7 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 	resp.Body.Close()
 	waitFor(t, func() bool { return a.Canceled() == 1 }, "the upstream did not observe the cancellation")
 	waitFor(t, func() bool {
-		att := g.logs.lines(t, "attempt")
+		att := g.logs.Lines(t, "attempt")
 		return len(att) == 1 && att[0]["outcome"] == "client_closed"
 	}, "the attempt was not logged as client_closed")
 }
@@ -217,8 +218,8 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 func TestRefusalIsRelayed(t *testing.T) {
 	g, a, _ := newPair(t)
 	a.Enqueue(openaifake.Reply{Status: 200, Text: ""})
-	r := g.chat(t, `{`+hello+`}`)
-	c := r.json(t)["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
+	r := g.Chat(t, `{`+hello+`}`)
+	c := r.JSON(t)["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
 	if _, ok := c["refusal"]; !ok {
 		t.Errorf("message lacks the refusal key: %v", c)
 	}

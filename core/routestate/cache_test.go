@@ -1,16 +1,15 @@
 package routestate_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
 )
 
@@ -49,27 +48,10 @@ func put(t *testing.T, s routestate.Store, st routestate.State) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestCacheKeepsLastGoodViewWhenTheStoreFails(t *testing.T) {
 	src := &flakyLister{Memory: routestate.NewMemory()}
 	put(t, src, routestate.State{Route: "a/x", Status: routestate.Disabled, Reason: "credentials"})
-	var logs syncBuffer
+	var logs gatewaytest.LogBuffer
 	c := routestate.NewCache(src, routestate.CacheOptions{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	ctx := context.Background()
 

@@ -1,6 +1,7 @@
 // Package secrets holds what the secret-reference resolvers share: a once-per-secret cache
-// that never keeps a failure, and picking one key out of a JSON secret. The resolvers
-// themselves live in subpackages (awssm, gcpsm) so a binary links only the cloud SDK it uses.
+// that never keeps a failure, picking one key out of a JSON secret, and a client built on
+// first use. The resolvers themselves live in subpackages (awssm, gcpsm) so a binary links
+// only the cloud SDK it uses.
 package secrets
 
 import (
@@ -52,6 +53,38 @@ func (c *Cache) Get(ctx context.Context, name string, fetch func(context.Context
 		return e.val, e.err
 	case <-ctx.Done():
 		return "", ctx.Err()
+	}
+}
+
+// Resolve returns the secret name, or the value of key in it when key is not "", fetching the
+// secret as Get does.
+func (c *Cache) Resolve(ctx context.Context, name, key string, fetch func(context.Context) (string, error)) (string, error) {
+	val, err := c.Get(ctx, name, fetch)
+	if err != nil {
+		return "", err
+	}
+	if key == "" {
+		return val, nil
+	}
+	v, err := JSONKey(val, key)
+	if err != nil {
+		return "", fmt.Errorf("secret %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// Lazy defers building a client to the first reference, so a config without references of a
+// scheme pays nothing for its client at cold start. The first call builds, with its context;
+// every call returns what that build returned.
+func Lazy[T any](build func(context.Context) (T, error)) func(context.Context) (T, error) {
+	var (
+		once sync.Once
+		v    T
+		err  error
+	)
+	return func(ctx context.Context) (T, error) {
+		once.Do(func() { v, err = build(ctx) })
+		return v, err
 	}
 }
 

@@ -84,3 +84,33 @@ func TestJSONKey(t *testing.T) {
 		t.Errorf("JSONKey on a non-JSON secret: %v (must fail without echoing the secret)", err)
 	}
 }
+
+func TestLazyBuildsOnceAndKeepsTheOutcome(t *testing.T) {
+	builds := 0
+	get := Lazy(func(context.Context) (int, error) {
+		builds++
+		return 0, errors.New("no credentials")
+	})
+	for range 3 {
+		if _, err := get(context.Background()); err == nil || err.Error() != "no credentials" {
+			t.Fatalf("err = %v, want the build's error", err)
+		}
+	}
+	if builds != 1 {
+		t.Fatalf("%d builds, want 1", builds)
+	}
+}
+
+func TestCacheResolveNamesTheSecretInKeyErrors(t *testing.T) {
+	var c Cache
+	fetch := func(context.Context) (string, error) { return `{"k":"v"}`, nil }
+	if v, err := c.Resolve(context.Background(), "s1", "k", fetch); err != nil || v != "v" {
+		t.Fatalf("Resolve = %q, %v; want v", v, err)
+	}
+	if v, err := c.Resolve(context.Background(), "s1", "", fetch); err != nil || v != `{"k":"v"}` {
+		t.Fatalf("whole secret = %q, %v", v, err)
+	}
+	if _, err := c.Resolve(context.Background(), "s1", "nope", fetch); err == nil || !strings.HasPrefix(err.Error(), "secret s1: ") {
+		t.Fatalf("err = %v, want it to name the secret", err)
+	}
+}

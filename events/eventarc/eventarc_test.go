@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,26 +17,16 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/eventarc"
 	"github.com/fngate/fngate/events/remediation"
 )
 
-var update = flag.Bool("update", false, "rewrite the .want.json golden files")
-
-func readFile(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func loadEvent(t *testing.T, name string) event.Event {
 	t.Helper()
 	var e event.Event
-	if err := json.Unmarshal(readFile(t, name), &e); err != nil {
+	if err := json.Unmarshal(golden.Read(t, name), &e); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -52,15 +40,7 @@ func TestDecodeGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := json.MarshalIndent(in, "", "  ")
-			got = append(got, '\n')
-			if *update {
-				if err := os.WriteFile(filepath.Join("testdata", name+".want.json"), got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if want := readFile(t, name+".want.json"); !bytes.Equal(got, want) {
-				t.Fatalf("decoded %s differs from its .want.json:\n%s", name, got)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".want.json"), append(got, '\n'))
 		})
 	}
 }
@@ -79,7 +59,7 @@ func TestMessageDataMatchesItsReadableSource(t *testing.T) {
 	if err := json.Unmarshal(data.Message.Data, &got); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(readFile(t, "log_entry.inner.json"), &want); err != nil {
+	if err := json.Unmarshal(golden.Read(t, "log_entry.inner.json"), &want); err != nil {
 		t.Fatal(err)
 	}
 	g, _ := json.Marshal(got)

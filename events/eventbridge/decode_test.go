@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,20 +15,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/remediation"
 )
-
-var update = flag.Bool("update", false, "rewrite the .want.json golden files")
-
-func readFile(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestDecodeGolden decodes each payload the function is wired to receive and compares the
 // deliveries with the reviewed .want.json beside it.
@@ -43,7 +31,7 @@ func TestDecodeGolden(t *testing.T) {
 		"scheduler_input",
 	} {
 		t.Run(name, func(t *testing.T) {
-			in, err := decode(readFile(t, name+".json"))
+			in, err := decode(golden.Read(t, name+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,16 +39,7 @@ func TestDecodeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
-			want := filepath.Join("testdata", name+".want.json")
-			if *update {
-				if err := os.WriteFile(want, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if w := readFile(t, name+".want.json"); !bytes.Equal(got, w) {
-				t.Fatalf("decoded %s differs from %s:\n%s", name, want, got)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".want.json"), append(got, '\n'))
 		})
 	}
 }
@@ -69,7 +48,7 @@ func TestDecodeGolden(t *testing.T) {
 func TestLogsPayloadsMatchTheirReadableSource(t *testing.T) {
 	for _, name := range []string{"cloudwatch_logs_subscription", "cloudwatch_logs_control"} {
 		var outer events.CloudwatchLogsEvent
-		if err := json.Unmarshal(readFile(t, name+".json"), &outer); err != nil {
+		if err := json.Unmarshal(golden.Read(t, name+".json"), &outer); err != nil {
 			t.Fatal(err)
 		}
 		got, err := outer.AWSLogs.Parse()
@@ -77,7 +56,7 @@ func TestLogsPayloadsMatchTheirReadableSource(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want events.CloudwatchLogsData
-		if err := json.Unmarshal(readFile(t, name+".inner.json"), &want); err != nil {
+		if err := json.Unmarshal(golden.Read(t, name+".inner.json"), &want); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -116,7 +95,7 @@ func testHandler(t *testing.T, store routestate.Store, now time.Time) (*handler,
 func TestInvokeEventBridgeOnceOnly(t *testing.T) {
 	store := routestate.NewMemory()
 	h, _ := testHandler(t, store, time.Date(2026, 11, 29, 12, 0, 5, 0, time.UTC))
-	payload := readFile(t, "eventbridge_provider_error.json")
+	payload := golden.Read(t, "eventbridge_provider_error.json")
 	s, err := h.Invoke(context.Background(), payload)
 	if err != nil || s.Kind != "eventbridge" || s.Deliveries != 1 || s.Duplicates != 0 {
 		t.Fatalf("first invoke: %+v, %v", s, err)
@@ -134,7 +113,7 @@ func TestInvokeEventBridgeOnceOnly(t *testing.T) {
 func TestInvokeCloudWatchLogs(t *testing.T) {
 	store := routestate.NewMemory()
 	h, logs := testHandler(t, store, time.Date(2026, 11, 29, 12, 0, 5, 0, time.UTC))
-	s, err := h.Invoke(context.Background(), readFile(t, "cloudwatch_logs_subscription.json"))
+	s, err := h.Invoke(context.Background(), golden.Read(t, "cloudwatch_logs_subscription.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +129,7 @@ func TestInvokeCloudWatchLogs(t *testing.T) {
 		t.Fatalf("the unreadable line was not logged:\n%s", logs)
 	}
 	// The control message CloudWatch sends when the subscription is created is a no-op.
-	if s, err := h.Invoke(context.Background(), readFile(t, "cloudwatch_logs_control.json")); err != nil || s.Kind != "control" || s.Deliveries != 0 {
+	if s, err := h.Invoke(context.Background(), golden.Read(t, "cloudwatch_logs_control.json")); err != nil || s.Kind != "control" || s.Deliveries != 0 {
 		t.Fatalf("control message: %+v, %v", s, err)
 	}
 }
@@ -163,7 +142,7 @@ func TestInvokeSweep(t *testing.T) {
 	}
 	h, _ := testHandler(t, store, now)
 	for _, name := range []string{"scheduled_event.json", "scheduler_input.json"} {
-		if _, err := h.Invoke(context.Background(), readFile(t, name)); err != nil {
+		if _, err := h.Invoke(context.Background(), golden.Read(t, name)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
@@ -191,7 +170,7 @@ func (brokenStore) Claim(context.Context, routestate.Claim) (bool, error) {
 
 func TestInvokeReturnsStoreFailuresForRetry(t *testing.T) {
 	h, _ := testHandler(t, brokenStore{routestate.NewMemory()}, time.Date(2026, 11, 29, 12, 0, 5, 0, time.UTC))
-	if _, err := h.Invoke(context.Background(), readFile(t, "eventbridge_provider_error.json")); err == nil {
+	if _, err := h.Invoke(context.Background(), golden.Read(t, "eventbridge_provider_error.json")); err == nil {
 		t.Fatal("a store failure was swallowed; Lambda would not retry")
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
 	"github.com/fngate/fngate/core/routestate/storetest"
@@ -46,8 +46,7 @@ func TestRacingFunctionsOnDynamoDB(t *testing.T) {
 		"detail":{"time":%q,"route":"openai/gpt-4.1-mini","connection":"openai","provider":"openai","status":404,"error_class":"not_found","error_code":"model_not_found"}}`,
 		time.Now().UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339Nano)))
 	const n = 4
-	var metrics lockedBuffer
-	metrics.b = new(bytes.Buffer)
+	var metrics gatewaytest.LogBuffer
 	sums := make([]summary, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/routestate"
@@ -60,8 +60,8 @@ func TestEndToEnd(t *testing.T) {
 	cache.Start(ctx)
 	defer cache.Close()
 
-	var handlerLogs bytes.Buffer
-	hlog := slog.New(slog.NewJSONHandler(&lockedBuffer{b: &handlerLogs}, nil))
+	var handlerLogs gatewaytest.LogBuffer
+	hlog := handlerLogs.Logger()
 	policy := remediation.DefaultPolicy()
 	h := &handler{
 		engine: remediation.New(store, remediation.Options{Config: remediation.Config{Mode: remediation.Apply, Policy: policy}, Logger: hlog, Now: now}),
@@ -106,8 +106,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	reg := providers.Registry{}
 	mock.Register(reg)
-	var gwLogs bytes.Buffer
-	gwLog := &lockedBuffer{b: &gwLogs}
+	gwLog := &gatewaytest.LogBuffer{}
 	gw, err := gateway.New(cfg, gateway.Options{
 		Registry:   reg,
 		Logger:     telemetry.NewLogger(gwLog, telemetry.FormatCloudWatch, nil),
@@ -182,7 +181,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// 4. A sweep during the cooldown changes nothing; after it, the route is re-enabled.
-	sweep := readFile(t, "scheduled_event.json")
+	sweep := golden.Read(t, "scheduled_event.json")
 	if _, err := h.Invoke(ctx, sweep); err != nil {
 		t.Fatal(err)
 	}
@@ -234,27 +233,4 @@ func envelope(t *testing.T, id string, a *gateway.AttemptRecord) json.RawMessage
 		t.Error(err)
 	}
 	return b
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
 }

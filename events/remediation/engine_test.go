@@ -1,9 +1,7 @@
 package remediation_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/remediation"
 )
@@ -35,38 +34,15 @@ func (c *clock) Add(d time.Duration)             { c.ns.Add(int64(d)) }
 func (c *clock) Set(t time.Time)                 { c.ns.Store(t.UnixNano()) }
 func (c *clock) Since(d time.Duration) time.Time { return c.Now().Add(-d) }
 
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) lines() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Split(strings.TrimSpace(b.b.String()), "\n")
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 type rig struct {
 	store   routestate.Store
 	clock   *clock
-	logs    *buffer
-	metrics *buffer
+	logs    *gatewaytest.LogBuffer
+	metrics *gatewaytest.LogBuffer
 }
 
 func newRig(store routestate.Store) *rig {
-	return &rig{store: store, clock: newClock(t0), logs: &buffer{}, metrics: &buffer{}}
+	return &rig{store: store, clock: newClock(t0), logs: &gatewaytest.LogBuffer{}, metrics: &gatewaytest.LogBuffer{}}
 }
 
 func (r *rig) engine(cfg remediation.Config) *remediation.Engine {
@@ -468,10 +444,11 @@ func TestDecisionLogLine(t *testing.T) {
 	r := newRig(routestate.NewMemory())
 	e := r.engine(apply)
 	handle(t, e, delivery("eb:1", "auth", r.clock.Now()))
-	var line map[string]any
-	if err := json.Unmarshal([]byte(r.logs.lines()[0]), &line); err != nil {
-		t.Fatal(err)
+	lines := r.logs.Lines(t, "")
+	if len(lines) == 0 {
+		t.Fatal("no log line")
 	}
+	line := lines[0]
 	for k, want := range map[string]any{"msg": "remediation", "event_id": "eb:1", "route": route, "action": "disable",
 		"mode": "apply", "applied": true, "error_class": "auth", "from": "active", "to": "disabled (credentials)"} {
 		if line[k] != want {

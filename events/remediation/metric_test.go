@@ -2,34 +2,14 @@ package remediation_test
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/remediation"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs:\n got  %s\n want %s", path, got, want)
-	}
-}
 
 var sample = remediation.Outcome{
 	At: time.Date(2026, 11, 29, 12, 0, 4, 0, time.UTC), EventID: "eb:7c1e6a0e-4b9a-4bb4-9f4a-0d6a3f1d2c11",
@@ -43,7 +23,7 @@ func TestEMFMetricLine(t *testing.T) {
 	if err := remediation.NewEMFMetrics(&b).Count(sample); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "metric_emf.golden", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "metric_emf.golden"), b.Bytes())
 }
 
 func TestCloudLoggingMetricLine(t *testing.T) {
@@ -53,5 +33,5 @@ func TestCloudLoggingMetricLine(t *testing.T) {
 	if err := remediation.NewCloudLoggingMetrics(&b).Count(dry); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "metric_cloudlogging.golden", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "metric_cloudlogging.golden"), b.Bytes())
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
+	"github.com/fngate/fngate/core/boot"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/openai"
@@ -51,7 +52,7 @@ func Gateway(w http.ResponseWriter, r *http.Request) { instance.ServeHTTP(w, r) 
 
 func build(ctx context.Context, getenv func(string) string) (http.Handler, error) {
 	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{gcpsm.Scheme: gcpsm.NewDefault()}}
-	cfg, source, err := loadConfig(ctx, getenv, opt)
+	cfg, source, err := boot.LoadConfig(ctx, getenv, boot.Files{}, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +61,9 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 	switch invoker {
 	case "", "PUBLIC":
 		requireKeys = true
-		if len(cfg.Keys) == 0 && cfg.Auth != "none" {
-			return nil, fmt.Errorf("the function is public (FNGATE_INVOKER_AUTH=%s) and the config has no client keys: add keys, write `auth: none` to serve openly on purpose, or require IAM (roles/run.invoker) and set FNGATE_INVOKER_AUTH=IAM", invokerOrDefault(invoker))
+		if err := boot.CheckPublic(cfg, "the function is public (FNGATE_INVOKER_AUTH="+invokerOrDefault(invoker)+")",
+			"require IAM (roles/run.invoker) and set FNGATE_INVOKER_AUTH=IAM"); err != nil {
+			return nil, err
 		}
 	case "IAM":
 	default:
@@ -86,27 +88,6 @@ func invokerOrDefault(v string) string {
 		return "PUBLIC"
 	}
 	return v
-}
-
-// loadConfig reads FNGATE_CONFIG_YAML, else the file FNGATE_CONFIG, else the embedded
-// default, and says which for the start-up log line.
-func loadConfig(ctx context.Context, getenv func(string) string, opt config.Options) (*config.Config, string, error) {
-	inline, path := getenv("FNGATE_CONFIG_YAML"), getenv("FNGATE_CONFIG")
-	switch {
-	case inline != "" && path != "":
-		return nil, "", fmt.Errorf("both FNGATE_CONFIG_YAML and FNGATE_CONFIG are set; set one")
-	case inline != "":
-		cfg, err := config.Parse(ctx, []byte(inline), opt)
-		if err != nil {
-			return nil, "", fmt.Errorf("config from FNGATE_CONFIG_YAML: %w", err)
-		}
-		return cfg, "FNGATE_CONFIG_YAML", nil
-	case path != "":
-		cfg, err := config.Load(ctx, path, opt)
-		return cfg, path, err
-	}
-	cfg, err := config.Default(ctx, opt)
-	return cfg, "embedded default", err
 }
 
 // buildTimeout bounds one build; it does not follow the request that triggered it, whose

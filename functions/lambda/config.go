@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/fngate/fngate/core/boot"
 	"github.com/fngate/fngate/core/config"
 )
 
@@ -20,40 +19,15 @@ import (
 //
 // Secrets never belong in either form: write aws-sm:// references or ${ENV} instead.
 const (
-	envConfigYAML  = "FNGATE_CONFIG_YAML"
-	envConfigPath  = "FNGATE_CONFIG"
+	envConfigYAML  = boot.EnvConfigYAML
+	envConfigPath  = boot.EnvConfigPath
 	packagedConfig = "fngate.yaml"
 )
 
 // loadConfig returns the config and a description of where it came from, for the start-up
 // log line.
 func loadConfig(ctx context.Context, getenv func(string) string, packageRoot string, opt config.Options) (*config.Config, string, error) {
-	inline, path := getenv(envConfigYAML), getenv(envConfigPath)
-	switch {
-	case inline != "" && path != "":
-		return nil, "", fmt.Errorf("both %s and %s are set; set one", envConfigYAML, envConfigPath)
-	case inline != "":
-		cfg, err := config.Parse(ctx, []byte(inline), opt)
-		if err != nil {
-			return nil, "", fmt.Errorf("config from %s: %w", envConfigYAML, err)
-		}
-		return cfg, envConfigYAML, nil
-	case path != "":
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(packageRoot, path)
-		}
-		cfg, err := config.Load(ctx, path, opt)
-		return cfg, path, err
-	}
-	packaged := filepath.Join(packageRoot, packagedConfig)
-	if _, err := os.Stat(packaged); err == nil {
-		cfg, err := config.Load(ctx, packaged, opt)
-		return cfg, packaged, err
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, "", fmt.Errorf("config: %w", err)
-	}
-	cfg, err := config.Default(ctx, opt)
-	return cfg, "embedded default", err
+	return boot.LoadConfig(ctx, getenv, boot.Files{Root: packageRoot, Packaged: packagedConfig}, opt)
 }
 
 // packageRoot is the directory holding the bootstrap: /var/task on Lambda.

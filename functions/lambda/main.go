@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/boot"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/secrets/awssm"
@@ -80,10 +81,7 @@ func setup(ctx context.Context, getenv func(string) string) (*guard, error) {
 func keysRequired(urlAuth string, cfg *config.Config) (bool, error) {
 	switch urlAuth {
 	case "", "NONE":
-		if len(cfg.Keys) == 0 && cfg.Auth != "none" {
-			return true, errors.New("the function URL is public (AuthType NONE) and the config has no client keys: add keys, write `auth: none` to serve openly on purpose, or deploy with AuthType AWS_IAM")
-		}
-		return true, nil
+		return true, boot.CheckPublic(cfg, "the function URL is public (AuthType NONE)", "deploy with AuthType AWS_IAM")
 	case "AWS_IAM":
 		if len(cfg.Keys) > 0 {
 			return false, errors.New("the function URL uses AuthType AWS_IAM, whose SigV4 signature takes the Authorization header, so gateway keys cannot be checked: remove keys from the config (IAM authenticates callers) or use AuthType NONE")

@@ -10,8 +10,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -19,9 +17,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -65,67 +60,4 @@ func serveProxy(addr, target string) error {
 		return err
 	}
 	return (&http.Server{Handler: p}).Serve(ln)
-}
-
-// process is a subprocess under measurement.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	url  string
-}
-
-func (p *process) stop() {
-	if p != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	}
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func start(name string, logTo string, args ...string) (*process, error) {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = os.Stderr
-	if logTo != "" {
-		f, err := os.Create(logTo)
-		if err != nil {
-			return nil, err
-		}
-		cmd.Stdout = f
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	return &process{name: name, cmd: cmd}, nil
-}
-
-func waitReady(ctx context.Context, addr string) error {
-	for ctx.Err() == nil {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("%s did not start listening", addr)
-}
-
-func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run from inside the fngate module")
-	}
-	return filepath.Dir(mod), nil
 }

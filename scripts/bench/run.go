@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fngate/fngate/scripts/internal/proc"
 )
 
 const chatBody = `{"model":"%s","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Summarise the plot of a long novel in one hundred and fifty words, please."}]%s}`
@@ -195,10 +196,6 @@ type table struct {
 func (t *table) add(cols ...string) { t.rows = append(t.rows, cols) }
 
 func run(quick bool, out string) error {
-	root, err := repoRoot()
-	if err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp("", "fngate-bench")
 	if err != nil {
 		return err
@@ -212,44 +209,42 @@ func run(quick bool, out string) error {
 	defer cancel()
 
 	fmt.Fprintln(os.Stderr, "building the local server...")
-	gwBin := filepath.Join(tmp, "fngate-local")
-	build := exec.Command("go", "build", "-o", gwBin, "./functions/local")
-	build.Dir, build.Stderr = root, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the local server: %w", err)
+	gwBin, err := proc.BuildLocal(tmp)
+	if err != nil {
+		return err
 	}
 
-	upAddr, holdAddr, proxyAddr, gwAddr := freeAddr(), freeAddr(), freeAddr(), freeAddr()
-	up, err := start("upstream", "", self, "-mode", "upstream", "-addr", upAddr)
+	upAddr, holdAddr, proxyAddr, gwAddr := proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr()
+	up, err := proc.Start("upstream", "", self, "-mode", "upstream", "-addr", upAddr)
 	if err != nil {
 		return err
 	}
-	defer up.stop()
-	holdUp, err := start("upstream-hold", "", self, "-mode", "upstream", "-addr", holdAddr, "-hold", "50ms")
+	defer up.Stop()
+	holdUp, err := proc.Start("upstream-hold", "", self, "-mode", "upstream", "-addr", holdAddr, "-hold", "50ms")
 	if err != nil {
 		return err
 	}
-	defer holdUp.stop()
-	proxy, err := start("proxy", "", self, "-mode", "proxy", "-addr", proxyAddr, "-target", "http://"+upAddr)
+	defer holdUp.Stop()
+	proxy, err := proc.Start("proxy", "", self, "-mode", "proxy", "-addr", proxyAddr, "-target", "http://"+upAddr)
 	if err != nil {
 		return err
 	}
-	defer proxy.stop()
+	defer proxy.Stop()
 	gw, err := startGateway(ctx, tmp, gwBin, gwAddr, fmt.Sprintf(gatewayConfig, upAddr, holdAddr))
 	if err != nil {
 		return err
 	}
-	defer gw.stop()
+	defer gw.Stop()
 	for _, a := range []string{upAddr, holdAddr, proxyAddr} {
-		if err := waitReady(ctx, a); err != nil {
+		if err := proc.WaitListening(ctx, a); err != nil {
 			return err
 		}
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}
 	direct := target{"direct", "http://" + upAddr + "/v1/chat/completions", "bench", 0}
-	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.cmd.Process.Pid}
-	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.cmd.Process.Pid}
+	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.Cmd.Process.Pid}
+	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.Cmd.Process.Pid}
 	targets := []target{direct, viaProxy, viaGW}
 
 	phase, rounds := 1500*time.Millisecond, 3
@@ -307,7 +302,7 @@ func run(quick bool, out string) error {
 		measure(fmt.Sprintf("stream 200 chunks total, %d in flight", c), c, true, targets, lat)
 	}
 
-	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.cmd.Process.Pid}
+	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid}
 	if _, _, err := oneRequest(client, viaClaude.url, body(viaClaude.model, true), true); err == nil {
 		fmt.Fprintln(os.Stderr, "Anthropic route...")
 		directClaude := target{"direct (Anthropic wire)", "http://" + upAddr + "/v1/messages", "bench", 0}
@@ -319,8 +314,8 @@ func run(quick bool, out string) error {
 	}
 
 	fmt.Fprintln(os.Stderr, "1,000 open streams...")
-	rss := openStreams(client, "http://"+gwAddr+"/v1/chat/completions", 1000, gw.cmd.Process.Pid)
-	idle := rssMB(gw.cmd.Process.Pid)
+	rss := openStreams(client, "http://"+gwAddr+"/v1/chat/completions", 1000, gw.Cmd.Process.Pid)
+	idle := rssMB(gw.Cmd.Process.Pid)
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %d CPUs, %s/%s, %s. Phases of %v x %d rounds, targets interleaved.\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), phase, rounds)
@@ -346,25 +341,25 @@ func run(quick bool, out string) error {
 
 // startGateway runs the local server on cfg; a binary built before the Anthropic provider
 // existed gets the config without that route.
-func startGateway(ctx context.Context, tmp, bin, addr, cfg string) (*process, error) {
+func startGateway(ctx context.Context, tmp, bin, addr, cfg string) (*proc.Process, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		path := filepath.Join(tmp, "bench.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			return nil, err
 		}
 		// Logs go to a file, as they go to a pipe on the platforms: their cost is in the figures.
-		gw, err := start("gateway", filepath.Join(tmp, "gateway.log"), bin, "-config", path, "-addr", addr)
+		gw, err := proc.Start("gateway", filepath.Join(tmp, "gateway.log"), bin, "-config", path, "-addr", addr)
 		if err != nil {
 			return nil, err
 		}
 		exited := make(chan error, 1)
-		go func() { exited <- gw.cmd.Wait() }()
+		go func() { exited <- gw.Cmd.Wait() }()
 		ready := make(chan error, 1)
-		go func() { ready <- waitReady(ctx, addr) }()
+		go func() { ready <- proc.WaitListening(ctx, addr) }()
 		select {
 		case err := <-ready:
 			if err != nil {
-				gw.stop()
+				gw.Stop()
 				return nil, err
 			}
 			return gw, nil

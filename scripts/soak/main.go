@@ -17,10 +17,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -29,6 +27,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/scripts/internal/proc"
 )
 
 func main() {
@@ -120,35 +119,29 @@ func run(duration time.Duration, concurrency int) error {
 	up.Script = script
 	defer up.Close()
 
-	root, err := repoRoot()
-	if err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp("", "fngate-soak")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "fngate-local")
-	build := exec.Command("go", "build", "-o", bin, "./functions/local")
-	build.Dir, build.Stderr = root, os.Stderr
-	if err := build.Run(); err != nil {
+	bin, err := proc.BuildLocal(tmp)
+	if err != nil {
 		return err
 	}
 	cfg := filepath.Join(tmp, "soak.yaml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(config, up.BaseURL())), 0o600); err != nil {
 		return err
 	}
-	addr, debug := freeAddr(), freeAddr()
-	logf, _ := os.Create(filepath.Join(tmp, "gateway.log"))
-	gw := exec.Command(bin, "-config", cfg, "-addr", addr, "-debug-addr", debug)
-	gw.Stdout, gw.Stderr = logf, os.Stderr
-	if err := gw.Start(); err != nil {
+	addr, debug := proc.FreeAddr(), proc.FreeAddr()
+	gw, err := proc.Start("gateway", filepath.Join(tmp, "gateway.log"), bin, "-config", cfg, "-addr", addr, "-debug-addr", debug)
+	if err != nil {
 		return err
 	}
-	defer func() { _ = gw.Process.Kill(); _ = gw.Wait() }()
-	if err := waitReady(addr); err != nil {
-		return err
+	defer gw.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := proc.WaitListening(ctx, addr); err != nil {
+		return fmt.Errorf("the gateway did not start on %s", addr)
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
@@ -284,37 +277,4 @@ func figures(debugAddr string) (map[string]uint64, error) {
 	defer resp.Body.Close()
 	var m map[string]uint64
 	return m, json.NewDecoder(resp.Body).Decode(&m)
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func waitReady(addr string) error {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("the gateway did not start on %s", addr)
-}
-
-func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run from inside the fngate module")
-	}
-	return filepath.Dir(mod), nil
 }

@@ -1,17 +1,11 @@
 package anthropic_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +15,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
@@ -63,114 +58,22 @@ models:
 
 type harness struct {
 	fake   *anthropicfake.Server
-	url    string
+	srv    *gatewaytest.Server
 	client oai.Client
-	logs   *syncBuffer
+	logs   *gatewaytest.LogBuffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	fake := anthropicfake.New()
 	t.Cleanup(fake.Close)
-	cfg, err := config.Parse(context.Background(), []byte(strings.ReplaceAll(gatewayConfig, "FAKE", fake.URL)), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := gatewaytest.Config(t, strings.ReplaceAll(gatewayConfig, "FAKE", fake.URL), config.Options{})
 	reg := providers.Registry{}
 	anthropic.Register(reg)
 	mock.Register(reg)
-	logs := &syncBuffer{}
-	gw, err := gateway.New(cfg, gateway.Options{Registry: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gw)
-	t.Cleanup(srv.Close)
-	client := oai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
-	return &harness{fake: fake, url: srv.URL, client: client, logs: logs}
-}
-
-// syncBuffer collects log lines written by handler goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the parsed log lines once n request summaries were written (the summary is
-// each request's last line; a stream's may follow its [DONE]).
-func (b *syncBuffer) lines(t *testing.T, n int) []map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b.mu.Lock()
-		raw := b.buf.String()
-		b.mu.Unlock()
-		var out []map[string]any
-		requests := 0
-		sc := bufio.NewScanner(strings.NewReader(raw))
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("log line is not JSON: %s", sc.Text())
-			}
-			out = append(out, m)
-			if m["msg"] == gateway.MsgRequest {
-				requests++
-			}
-		}
-		if requests >= n {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited for %d request lines, have:\n%s", n, raw)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// attempts returns the attempt lines (successful and failed) of the first n requests.
-func (h *harness) attempts(t *testing.T, n int) []map[string]any {
-	var out []map[string]any
-	for _, l := range h.logs.lines(t, n) {
-		if l["msg"] == gateway.MsgAttempt || l["msg"] == gateway.MsgProviderError {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func checkAttempt(t *testing.T, a map[string]any, want map[string]any) {
-	t.Helper()
-	for k, v := range want {
-		if a[k] != v {
-			t.Errorf("attempt log %s = %v, want %v (line %v)", k, a[k], v, a)
-		}
-	}
-}
-
-func userOnly(model, text string) oai.ChatCompletionNewParams {
-	return oai.ChatCompletionNewParams{Model: model, Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage(text)}}
-}
-
-// rawStream posts a streaming chat request and returns the status, headers and whole body.
-func (h *harness) rawStream(t *testing.T, body string) (*http.Response, string) {
-	t.Helper()
-	resp, err := http.Post(h.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
+	logs := &gatewaytest.LogBuffer{}
+	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	return &harness{fake: fake, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 
 var weatherTools = []oai.ChatCompletionToolUnionParam{
@@ -228,11 +131,11 @@ func TestChatThroughGateway(t *testing.T) {
 	if _, leaked := got.Parsed["user"]; leaked {
 		t.Error("the client's user label reached Anthropic")
 	}
-	a := h.attempts(t, 1)
+	a := h.logs.Attempts(t, 1)
 	if len(a) != 1 {
 		t.Fatalf("%d attempts", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "anthropic", "route": "claude/claude-sonnet-4-5"})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "anthropic", "route": "claude/claude-sonnet-4-5"})
 	if usage, _ := a[0]["usage"].(map[string]any); usage["prompt_tokens"] != 2112.0 || usage["cached_tokens"] != 2000.0 {
 		t.Errorf("logged usage %v", a[0]["usage"])
 	}
@@ -248,29 +151,11 @@ func TestStreamThroughGateway(t *testing.T) {
 		Usage: anthropicfake.Usage{Input: 20, CacheRead: 5, Output: 7}}
 	h.fake.Enqueue(anthropicfake.Reply{Answer: answer, ChunkSize: 5}, anthropicfake.Reply{Answer: answer})
 
-	params := userOnly("gw/claude", "Tell me about foxes")
+	params := gatewaytest.UserOnly("gw/claude", "Tell me about foxes")
 	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
-	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
-	var text strings.Builder
-	var finish string
-	var usage []oai.CompletionUsage
-	for stream.Next() {
-		c := stream.Current()
-		if len(c.Choices) > 0 {
-			text.WriteString(c.Choices[0].Delta.Content)
-			if c.Choices[0].FinishReason != "" {
-				finish = c.Choices[0].FinishReason
-			}
-		}
-		if c.JSON.Usage.Valid() && c.Usage.TotalTokens > 0 {
-			usage = append(usage, c.Usage)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if text.String() != "The quick brown fox jumps." || finish != "stop" {
-		t.Errorf("text %q finish %q", text.String(), finish)
+	text, finish, usage := gatewaytest.StreamText(t, h.client.Chat.Completions.NewStreaming(context.Background(), params))
+	if text != "The quick brown fox jumps." || finish != "stop" {
+		t.Errorf("text %q finish %q", text, finish)
 	}
 	if len(usage) != 1 || usage[0].PromptTokens != 25 || usage[0].PromptTokensDetails.CachedTokens != 5 || usage[0].CompletionTokens != 7 || usage[0].TotalTokens != 32 {
 		t.Errorf("usage chunks %+v", usage)
@@ -279,16 +164,16 @@ func TestStreamThroughGateway(t *testing.T) {
 		t.Error("Anthropic was not asked to stream")
 	}
 
-	resp, body := h.rawStream(t, `{"model":"gw/claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	r := h.srv.Chat(t, `{"model":"gw/claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %v", r.Status, r.Header)
 	}
-	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+	events := gatewaytest.SSEData(t, r.Body)
 	if !strings.Contains(events[0], `"delta":{"role":"assistant","content":"The quick "}`) {
 		t.Errorf("first event %s: the role must come with the first content", events[0])
 	}
 	n := len(events)
-	if n < 4 || events[n-1] != "data: [DONE]" || !strings.Contains(events[n-2], `"choices":[],"usage":{"prompt_tokens":25,`) ||
+	if n < 4 || events[n-1] != "[DONE]" || !strings.Contains(events[n-2], `"choices":[],"usage":{"prompt_tokens":25,`) ||
 		!strings.Contains(events[n-3], `"finish_reason":"stop"`) {
 		t.Errorf("stream tail:\n%s", strings.Join(events[max(0, n-3):], "\n"))
 	}
@@ -311,7 +196,7 @@ var toolAnswer = &anthropicfake.Answer{
 func TestStreamedToolCallsEqualNonStream(t *testing.T) {
 	h := newHarness(t)
 	h.fake.Enqueue(anthropicfake.Reply{Answer: toolAnswer}, anthropicfake.Reply{Answer: toolAnswer, ChunkSize: 7})
-	params := userOnly("gw/claude", "Weather in Paris, and the time?")
+	params := gatewaytest.UserOnly("gw/claude", "Weather in Paris, and the time?")
 	params.Tools = weatherTools
 
 	comp, err := h.client.Chat.Completions.New(context.Background(), params)
@@ -319,20 +204,7 @@ func TestStreamedToolCallsEqualNonStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
-	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
-	var acc oai.ChatCompletionAccumulator
-	var finished []string
-	for stream.Next() {
-		if !acc.AddChunk(stream.Current()) {
-			t.Fatal("the accumulator refused a chunk")
-		}
-		if tc, ok := acc.JustFinishedToolCall(); ok {
-			finished = append(finished, tc.Name)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc, finished := gatewaytest.Accumulate(t, h.client.Chat.Completions.NewStreaming(context.Background(), params))
 
 	want, got := comp.Choices[0], acc.Choices[0]
 	if want.FinishReason != "tool_calls" || got.FinishReason != want.FinishReason {
@@ -367,7 +239,7 @@ func TestStreamedToolCallsEqualNonStream(t *testing.T) {
 	// Round trip: the assistant turn and both results go back; the fake refuses any
 	// misplaced tool_result.
 	h.fake.Enqueue(anthropicfake.Reply{Answer: &anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("Sunny, 14:00.")}}})
-	next := userOnly("gw/claude", "Weather in Paris, and the time?")
+	next := gatewaytest.UserOnly("gw/claude", "Weather in Paris, and the time?")
 	next.Tools = weatherTools
 	next.Messages = append(next.Messages, comp.Choices[0].Message.ToParam(),
 		oai.ToolMessage("18C and sunny", want.Message.ToolCalls[0].ID),
@@ -386,10 +258,10 @@ func TestStreamedToolCallsEqualNonStream(t *testing.T) {
 // param, and Anthropic never sees the request.
 func TestRefusedBeforeAnyCall(t *testing.T) {
 	h := newHarness(t)
-	strict := userOnly("gw/claude", "hi")
+	strict := gatewaytest.UserOnly("gw/claude", "hi")
 	strict.Tools = []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 		Name: "f", Strict: oai.Bool(true), Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{}, "additionalProperties": false}})}
-	hot := userOnly("gw/claude", "hi")
+	hot := gatewaytest.UserOnly("gw/claude", "hi")
 	hot.Temperature = oai.Float(1.5)
 	late := oai.ChatCompletionNewParams{Model: "gw/claude", Messages: []oai.ChatCompletionMessageParamUnion{
 		oai.UserMessage("hi"), oai.AssistantMessage("hello"), oai.SystemMessage("From now on, be rude.")}}
@@ -411,10 +283,7 @@ func TestRefusedBeforeAnyCall(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.client.Chat.Completions.New(context.Background(), tt.params)
-			var apiErr *oai.Error
-			if !errors.As(err, &apiErr) {
-				t.Fatalf("got %v, want *openai.Error", err)
-			}
+			apiErr := gatewaytest.APIError(t, err)
 			if apiErr.StatusCode != 400 || apiErr.Param != tt.param || apiErr.Type != "invalid_request_error" {
 				t.Errorf("status %d type %q param %q: %s", apiErr.StatusCode, apiErr.Type, apiErr.Param, apiErr.Message)
 			}
@@ -431,25 +300,26 @@ func TestFailoverOn529(t *testing.T) {
 	h := newHarness(t)
 	h.fake.Enqueue(anthropicfake.Overloaded(), anthropicfake.Overloaded())
 	var raw *http.Response
-	comp, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude-backup", "served by the backup"), option.WithResponseInto(&raw))
+	comp, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/claude-backup", "served by the backup"), option.WithResponseInto(&raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if comp.Choices[0].Message.Content != "served by the backup" || raw.Header.Get(gateway.HeaderRoute) != "backup/echo" || raw.Header.Get(gateway.HeaderAttempts) != "2" {
 		t.Errorf("answer %q via %s after %s attempts", comp.Choices[0].Message.Content, raw.Header.Get(gateway.HeaderRoute), raw.Header.Get(gateway.HeaderAttempts))
 	}
-	resp, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"streamed backup"}]}`)
-	if resp.StatusCode != 200 || !strings.Contains(body, `"content":"streamed"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+	r := h.srv.Chat(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"streamed backup"}]}`)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.Contains(body, `"content":"streamed"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
 		t.Errorf("stream after failover: %s", body)
 	}
-	a := h.attempts(t, 2)
+	a := h.logs.Attempts(t, 2)
 	if len(a) != 4 {
 		t.Fatalf("%d attempt lines, want 4", len(a))
 	}
 	for _, i := range []int{0, 2} {
-		checkAttempt(t, a[i], map[string]any{"msg": "provider_error", "outcome": "failover", "provider": "anthropic", "attempt": 1.0,
+		gatewaytest.CheckAttempt(t, a[i], map[string]any{"msg": "provider_error", "outcome": "failover", "provider": "anthropic", "attempt": 1.0,
 			"status": 529.0, "error_class": "overloaded", "error_code": "overloaded_error", "route": "claude/claude-sonnet-4-5"})
-		checkAttempt(t, a[i+1], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "mock", "attempt": 2.0})
+		gatewaytest.CheckAttempt(t, a[i+1], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "mock", "attempt": 2.0})
 	}
 }
 
@@ -458,7 +328,7 @@ func TestFailoverOn529(t *testing.T) {
 func TestOverloadedAlone(t *testing.T) {
 	h := newHarness(t)
 	h.fake.Enqueue(anthropicfake.Overloaded())
-	_, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude", "hi"))
+	_, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/claude", "hi"))
 	var apiErr *oai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 {
 		t.Fatalf("got %v, want a 503", err)
@@ -474,9 +344,10 @@ func TestErrorEventAfterContent(t *testing.T) {
 		anthropicfake.Reply{Events: anthropicfake.Join(anthropicfake.Truncate(events, 2), []anthropicfake.Event{anthropicfake.ErrorEvent("overloaded_error", "Overloaded")})},
 		anthropicfake.Reply{Events: anthropicfake.Join(anthropicfake.Truncate(events, 2), []anthropicfake.Event{anthropicfake.ErrorEvent("overloaded_error", "Overloaded")})})
 
-	resp, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
-	if resp.StatusCode != 200 || !strings.Contains(body, `"content":"Let me "`) {
-		t.Fatalf("%d %s", resp.StatusCode, body)
+	r := h.srv.Chat(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.Contains(body, `"content":"Let me "`) {
+		t.Fatalf("%d %s", r.Status, body)
 	}
 	if strings.Contains(body, "[DONE]") {
 		t.Error("[DONE] after a failure")
@@ -485,18 +356,18 @@ func TestErrorEventAfterContent(t *testing.T) {
 		t.Errorf("stream does not end with the error event:\n%s", body)
 	}
 
-	params := userOnly("gw/claude-backup", "hi")
+	params := gatewaytest.UserOnly("gw/claude-backup", "hi")
 	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
 	for stream.Next() {
 	}
 	if stream.Err() == nil || !strings.Contains(stream.Err().Error(), "overloaded") {
 		t.Errorf("the SDK saw %v, want the error", stream.Err())
 	}
-	a := h.attempts(t, 2)
+	a := h.logs.Attempts(t, 2)
 	if len(a) != 2 {
 		t.Fatalf("%d attempts, want 2 (one per request, no failover after output)", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "error", "error_class": "overloaded", "provider": "anthropic"})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "error", "error_class": "overloaded", "provider": "anthropic"})
 }
 
 // TestErrorEventBeforeContent: an error event after the 200 but before any content still
@@ -505,16 +376,17 @@ func TestErrorEventBeforeContent(t *testing.T) {
 	h := newHarness(t)
 	events := toolAnswer.Events("claude-sonnet-4-5")
 	h.fake.Enqueue(anthropicfake.Reply{Events: anthropicfake.Join(events[:2], []anthropicfake.Event{anthropicfake.ErrorEvent("api_error", "Internal server error")})})
-	resp, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"from the backup"}]}`)
-	if resp.StatusCode != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") || strings.Contains(body, "Let me") || !strings.Contains(body, "backup") {
-		t.Fatalf("%d %s", resp.StatusCode, body)
+	r := h.srv.Chat(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"from the backup"}]}`)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.HasSuffix(body, "data: [DONE]\n\n") || strings.Contains(body, "Let me") || !strings.Contains(body, "backup") {
+		t.Fatalf("%d %s", r.Status, body)
 	}
-	a := h.attempts(t, 1)
+	a := h.logs.Attempts(t, 1)
 	if len(a) != 2 {
 		t.Fatalf("%d attempts", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"outcome": "failover", "error_class": "unavailable", "error_code": "api_error"})
-	checkAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"outcome": "failover", "error_class": "unavailable", "error_code": "api_error"})
+	gatewaytest.CheckAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
 }
 
 // TestCutConnection: a connection cut after content is an error event without [DONE]; cut
@@ -524,20 +396,20 @@ func TestCutConnection(t *testing.T) {
 	events := toolAnswer.Events("claude-sonnet-4-5")
 	h.fake.Enqueue(anthropicfake.Reply{Events: anthropicfake.Truncate(events, 1), Cut: true},
 		anthropicfake.Reply{Events: events[:1], Cut: true})
-	_, body := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	body := string(h.srv.Chat(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"hi"}]}`).Body)
 	if !strings.Contains(body, `"content":"Let me "`) || strings.Contains(body, "[DONE]") || !strings.Contains(body, `"code":"upstream_stream_broken"`) {
 		t.Errorf("cut after content:\n%s", body)
 	}
-	_, body = h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"backup"}]}`)
+	body = string(h.srv.Chat(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"backup"}]}`).Body)
 	if !strings.HasSuffix(body, "data: [DONE]\n\n") || !strings.Contains(body, `"content":"backup"`) {
 		t.Errorf("cut before content:\n%s", body)
 	}
-	a := h.attempts(t, 2)
+	a := h.logs.Attempts(t, 2)
 	if len(a) != 3 {
 		t.Fatalf("%d attempts", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"outcome": "error", "error_class": "stream_broken"})
-	checkAttempt(t, a[1], map[string]any{"outcome": "failover", "error_class": "stream_broken"})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"outcome": "error", "error_class": "stream_broken"})
+	gatewaytest.CheckAttempt(t, a[1], map[string]any{"outcome": "failover", "error_class": "stream_broken"})
 }
 
 // TestIdleTimeoutIsLoggedAsTimeout: when Anthropic stalls mid-stream past the model's idle
@@ -546,11 +418,11 @@ func TestIdleTimeoutIsLoggedAsTimeout(t *testing.T) {
 	h := newHarness(t)
 	// Every write waits 200ms, longer than gw/claude-slow's 80ms idle limit.
 	h.fake.Enqueue(anthropicfake.Reply{Answer: toolAnswer, Delay: 200 * time.Millisecond})
-	_, body := h.rawStream(t, `{"model":"gw/claude-slow","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	body := string(h.srv.Chat(t, `{"model":"gw/claude-slow","stream":true,"messages":[{"role":"user","content":"hi"}]}`).Body)
 	if !strings.Contains(body, `"content":"Let me "`) || strings.Contains(body, "[DONE]") || !strings.Contains(body, `"code":"upstream_timeout"`) {
 		t.Errorf("stalled stream:\n%s", body)
 	}
-	checkAttempt(t, h.attempts(t, 1)[0], map[string]any{"outcome": "error", "error_class": "timeout"})
+	gatewaytest.CheckAttempt(t, h.logs.Attempts(t, 1)[0], map[string]any{"outcome": "error", "error_class": "timeout"})
 }
 
 // TestRateLimitKeepsRetryAfter: Anthropic's 429 reaches the client as a 429 with the same
@@ -558,7 +430,7 @@ func TestIdleTimeoutIsLoggedAsTimeout(t *testing.T) {
 func TestRateLimitKeepsRetryAfter(t *testing.T) {
 	h := newHarness(t)
 	h.fake.Enqueue(anthropicfake.RateLimited("42"))
-	_, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude", "hi"))
+	_, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/claude", "hi"))
 	var apiErr *oai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 {
 		t.Fatalf("got %v, want a 429", err)
@@ -566,14 +438,14 @@ func TestRateLimitKeepsRetryAfter(t *testing.T) {
 	if got := apiErr.Response.Header.Get("Retry-After"); got != "42" {
 		t.Errorf("Retry-After %q", got)
 	}
-	checkAttempt(t, h.attempts(t, 1)[0], map[string]any{"error_class": "rate_limited", "status": 429.0})
+	gatewaytest.CheckAttempt(t, h.logs.Attempts(t, 1)[0], map[string]any{"error_class": "rate_limited", "status": 429.0})
 }
 
 // TestRevokedKeyFailsOverAsAuth: the fake refuses the connection's key with 401, as the API
 // does; the gateway fails over, logs error_class auth, and never shows the client a 401.
 func TestRevokedKeyFailsOverAsAuth(t *testing.T) {
 	h := newHarness(t)
-	comp, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/claude-badkey", "still answered"))
+	comp, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/claude-badkey", "still answered"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,29 +458,26 @@ func TestRevokedKeyFailsOverAsAuth(t *testing.T) {
 	if v := h.fake.Last().Header.Get("Anthropic-Version"); v != "2023-01-01" {
 		t.Errorf("the connection's anthropic_version was not sent: %q", v)
 	}
-	a := h.attempts(t, 1)
-	checkAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "failover", "error_class": "auth", "status": 401.0,
+	a := h.logs.Attempts(t, 1)
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "failover", "error_class": "auth", "status": 401.0,
 		"error_code": "authentication_error", "connection": "claude-revoked"})
-	checkAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
+	gatewaytest.CheckAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
 }
 
 // TestCompletionsEndpointNotSupported: the legacy endpoint on an Anthropic-only model is a
 // 501 the SDK does not retry.
 func TestCompletionsEndpointNotSupported(t *testing.T) {
 	h := newHarness(t)
-	retrying := oai.NewClient(option.WithBaseURL(h.url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(2))
+	retrying := h.srv.OpenAI(option.WithMaxRetries(2))
 	_, err := retrying.Completions.New(context.Background(), oai.CompletionNewParams{Model: "gw/claude",
 		Prompt: oai.CompletionNewParamsPromptUnion{OfString: oai.String("Once upon a time")}, MaxTokens: oai.Int(10)})
-	var apiErr *oai.Error
-	if !errors.As(err, &apiErr) {
-		t.Fatalf("got %v", err)
-	}
+	apiErr := gatewaytest.APIError(t, err)
 	if apiErr.StatusCode != 501 || apiErr.Message != "The completions endpoint is not supported for gw/claude on Anthropic. Use the chat endpoint instead." ||
 		apiErr.Code != "unsupported_endpoint" || apiErr.Response.Header.Get("X-Should-Retry") != "false" {
 		t.Errorf("%d %q code %q x-should-retry %q", apiErr.StatusCode, apiErr.Message, apiErr.Code, apiErr.Response.Header.Get("X-Should-Retry"))
 	}
 	requests := 0
-	for _, l := range h.logs.lines(t, 1) {
+	for _, l := range h.logs.AfterRequests(t, 1) {
 		if l["msg"] == gateway.MsgRequest {
 			requests++
 		}

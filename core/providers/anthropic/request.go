@@ -30,53 +30,51 @@ type RequestOptions struct {
 // Check reports why req cannot be sent to Anthropic, as a 400 naming the param, or nil. It
 // needs no network, so the planner can skip the route before any I/O.
 func Check(req *openai.ChatRequest) *openai.Error {
+	_, _, oe := check(req)
+	return oe
+}
+
+// check is Check that also splits the messages into the system prompt (Anthropic has one,
+// before the conversation) and the turns.
+func check(req *openai.ChatRequest) (system, turns []openai.Message, oe *openai.Error) {
 	if req.Temperature != nil && *req.Temperature > 1 {
-		return openai.Unsupported("temperature", "temperature "+strconv.FormatFloat(*req.Temperature, 'g', -1, 64)+
+		return nil, nil, openai.Unsupported("temperature", "temperature "+strconv.FormatFloat(*req.Temperature, 'g', -1, 64)+
 			" is above 1, the most Anthropic accepts (its range is 0 to 1)")
 	}
-	conversation := false
-	for i := range req.Messages {
-		m := &req.Messages[i]
-		p := "messages[" + strconv.Itoa(i) + "]"
-		switch m.Role {
-		case openai.RoleSystem, openai.RoleDeveloper:
-			if conversation {
-				// Anthropic has one system prompt, before the conversation. Hoisting this one
-				// would change what the model was told and when, so the route refuses.
-				return openai.Unsupported("messages", p+" is a "+m.Role+" message after the conversation began; "+
-					"Anthropic takes system instructions only before the first user or assistant message")
-			}
-		case openai.RoleUser:
-			conversation = true
-			if m.Text() == "" {
-				return openai.BadRequest(p+".content", p+".content must not be empty: Anthropic refuses empty messages")
-			}
-		case openai.RoleAssistant:
-			conversation = true
-			if m.Text() == "" && len(m.ToolCalls) == 0 {
-				return openai.BadRequest(p+".content", p+".content must not be empty: Anthropic refuses empty messages")
-			}
-			for j := range m.ToolCalls {
-				if !jsonObject(m.ToolCalls[j].Function.Arguments) {
-					tp := p + ".tool_calls[" + strconv.Itoa(j) + "].function.arguments"
-					return openai.BadRequest(tp, tp+" must be a JSON object: Anthropic takes tool input as an object")
-				}
-			}
-		case openai.RoleTool:
-			conversation = true
-		}
-	}
-	if !conversation {
-		return openai.BadRequest("messages", "messages must hold a user or assistant message besides the system instructions")
+	system, turns, oe = openai.SplitSystem(req.Messages, "Anthropic", checkTurn)
+	if oe != nil {
+		return nil, nil, oe
 	}
 	for i := range req.Tools {
 		f := &req.Tools[i].Function
 		p := "tools[" + strconv.Itoa(i) + "].function"
 		if f.Strict != nil && *f.Strict {
-			return openai.Unsupported(p+".strict", p+".strict is not supported on Anthropic routes: the schema would not be enforced")
+			return nil, nil, openai.Unsupported(p+".strict", p+".strict is not supported on Anthropic routes: the schema would not be enforced")
 		}
 		if t, ok := schemaType(f.Parameters); ok && t != "object" {
-			return openai.BadRequest(p+".parameters", p+".parameters must describe an object (type \"object\"), as Anthropic requires")
+			return nil, nil, openai.BadRequest(p+".parameters", p+".parameters must describe an object (type \"object\"), as Anthropic requires")
+		}
+	}
+	return system, turns, nil
+}
+
+// checkTurn refuses messages[i] when Anthropic would.
+func checkTurn(i int, m *openai.Message) *openai.Error {
+	p := "messages[" + strconv.Itoa(i) + "]"
+	switch m.Role {
+	case openai.RoleUser:
+		if m.Text() == "" {
+			return openai.BadRequest(p+".content", p+".content must not be empty: Anthropic refuses empty messages")
+		}
+	case openai.RoleAssistant:
+		if m.Text() == "" && len(m.ToolCalls) == 0 {
+			return openai.BadRequest(p+".content", p+".content must not be empty: Anthropic refuses empty messages")
+		}
+		for j := range m.ToolCalls {
+			if !jsonObject(m.ToolCalls[j].Function.Arguments) {
+				tp := p + ".tool_calls[" + strconv.Itoa(j) + "].function.arguments"
+				return openai.BadRequest(tp, tp+" must be a JSON object: Anthropic takes tool input as an object")
+			}
 		}
 	}
 	return nil
@@ -84,7 +82,8 @@ func Check(req *openai.ChatRequest) *openai.Error {
 
 // BuildRequest translates req into a Messages API body for t. It refuses what Check refuses.
 func BuildRequest(req *openai.ChatRequest, t providers.Target, opt RequestOptions) ([]byte, *openai.Error) {
-	if oe := Check(req); oe != nil {
+	system, turns, oe := check(req)
+	if oe != nil {
 		return nil, oe
 	}
 	b := make([]byte, 0, 512+64*len(req.Messages))
@@ -102,14 +101,9 @@ func BuildRequest(req *openai.ChatRequest, t providers.Target, opt RequestOption
 	b = append(b, `"max_tokens":`...)
 	b = strconv.AppendInt(b, int64(maxTokens(req, t)), 10)
 
-	msgs := req.Messages
-	n := 0
-	for n < len(msgs) && (msgs[n].Role == openai.RoleSystem || msgs[n].Role == openai.RoleDeveloper) {
-		n++
-	}
-	b = appendSystem(b, msgs[:n])
+	b = appendSystem(b, system)
 	b = append(b, `,"messages":`...)
-	b = appendTurns(b, buildTurns(msgs[n:]))
+	b = appendTurns(b, buildTurns(turns))
 
 	if req.Temperature != nil {
 		b = append(b, `,"temperature":`...)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
@@ -28,7 +29,7 @@ type requestCase struct {
 // Messages body with its golden file. Every body must also pass the fake's copy of the API's
 // validation, so a golden file cannot enshrine a body Anthropic would refuse.
 func TestRequestGolden(t *testing.T) {
-	for _, name := range cases(t, "request", ".json") {
+	for _, name := range golden.Cases(t, "request", ".json") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "request", name+".json"))
 			if err != nil {
@@ -58,7 +59,7 @@ func TestRequestGolden(t *testing.T) {
 			if e := anthropicfake.ValidateBody(body, dialect); e != nil {
 				t.Errorf("the API would refuse the body: %v\n%s", e, body)
 			}
-			checkGolden(t, filepath.Join("testdata", "request", name+".golden.json"), body)
+			golden.CheckIndented(t, filepath.Join("testdata", "request", name+".golden.json"), body)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -12,7 +13,7 @@ import (
 // TestResponseGolden translates each Messages response in testdata/response and compares the
 // chat.completion the gateway would send (fixed id, time and model) with its golden file.
 func TestResponseGolden(t *testing.T) {
-	for _, name := range cases(t, "response", ".json") {
+	for _, name := range golden.Cases(t, "response", ".json") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "response", name+".json"))
 			if err != nil {
@@ -23,7 +24,7 @@ func TestResponseGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := openai.AppendChatCompletion(nil, "chatcmpl-golden", 1700000000, "gw/claude", c)
-			checkGolden(t, filepath.Join("testdata", "response", name+".golden.json"), out)
+			golden.CheckIndented(t, filepath.Join("testdata", "response", name+".golden.json"), out)
 		})
 	}
 }

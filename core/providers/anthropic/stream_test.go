@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -52,14 +53,14 @@ func collect(t *testing.T, s providers.Stream) []byte {
 // TestStreamGolden translates each recorded event stream in testdata/stream into deltas and
 // compares them with the golden file.
 func TestStreamGolden(t *testing.T) {
-	for _, name := range cases(t, "stream", ".sse") {
+	for _, name := range golden.Cases(t, "stream", ".sse") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "stream", name+".sse"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := collect(t, NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic"))
-			checkGolden(t, filepath.Join("testdata", "stream", name+".golden.txt"), got)
+			golden.CheckIndented(t, filepath.Join("testdata", "stream", name+".golden.txt"), got)
 		})
 	}
 }
@@ -67,7 +68,7 @@ func TestStreamGolden(t *testing.T) {
 // TestStreamAnyChunking feeds every recorded stream in pieces of every size from 1 to 64
 // bytes (Vertex AI's StreamRawPredict cuts the bytes anywhere) and expects the same deltas.
 func TestStreamAnyChunking(t *testing.T) {
-	for _, name := range cases(t, "stream", ".sse") {
+	for _, name := range golden.Cases(t, "stream", ".sse") {
 		raw, err := os.ReadFile(filepath.Join("testdata", "stream", name+".sse"))
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +254,7 @@ func TestStreamErrorIsSticky(t *testing.T) {
 // and declines (leaving them to the decoder) whatever it does not fully recognise.
 func TestFastDeltaMatchesDecoder(t *testing.T) {
 	var events []string
-	for _, name := range cases(t, "stream", ".sse") {
+	for _, name := range golden.Cases(t, "stream", ".sse") {
 		raw, err := os.ReadFile(filepath.Join("testdata", "stream", name+".sse"))
 		if err != nil {
 			t.Fatal(err)

@@ -1,79 +1,31 @@
 package bedrock_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/fngate/fngate/core/awsconf/sdkconfig"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/providers/mock"
 )
 
-// logBuffer collects the gateway's JSON log lines; the handler may still be logging while
-// the test reads.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the decoded lines with the given msg, waiting briefly for n of them: the
-// gateway logs after it has answered.
-func (b *logBuffer) lines(t *testing.T, msg string, n int) []map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		b.mu.Lock()
-		raw := b.buf.String()
-		b.mu.Unlock()
-		var out []map[string]any
-		for _, l := range strings.Split(raw, "\n") {
-			if l == "" {
-				continue
-			}
-			var m map[string]any
-			if err := json.Unmarshal([]byte(l), &m); err != nil {
-				t.Fatalf("log line is not JSON: %q", l)
-			}
-			if m["msg"] == msg {
-				out = append(out, m)
-			}
-		}
-		if len(out) >= n || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type harness struct {
 	fake   *bedrockfake.Server
-	url    string
-	logs   *logBuffer
+	srv    *gatewaytest.Server
+	logs   *gatewaytest.LogBuffer
 	client oai.Client
 }
 
@@ -85,7 +37,7 @@ func newHarness(t *testing.T) *harness {
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
 	f.AccessKeyID = "AKIDGATEWAY"
-	yaml := fmt.Sprintf(`
+	cfg := gatewaytest.Config(t, fmt.Sprintf(`
 connections:
   aws:
     kind: bedrock
@@ -102,49 +54,13 @@ models:
     routes:
       - {connection: aws, model: throttled-model, residency: us}
       - {connection: backup, model: echo, residency: us}
-`, f.URL)
-	cfg, err := config.Parse(context.Background(), []byte(yaml), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, f.URL), config.Options{})
 	reg := providers.Registry{}
 	bedrock.Register(reg, sdkconfig.Load)
 	mock.Register(reg)
-	logs := &logBuffer{}
-	gw, err := gateway.New(cfg, gateway.Options{Registry: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gw)
-	t.Cleanup(srv.Close)
-	client := oai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
-	return &harness{fake: f, url: srv.URL, logs: logs, client: client}
-}
-
-// post sends a raw request and returns the status, headers and whole body.
-func (h *harness) post(t *testing.T, path, body string) (int, http.Header, string) {
-	t.Helper()
-	resp, err := http.Post(h.url+path, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
-}
-
-func sseData(body string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			out = append(out, d)
-		}
-	}
-	return out
+	logs := &gatewaytest.LogBuffer{}
+	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	return &harness{fake: f, srv: srv, logs: logs, client: srv.OpenAI()}
 }
 
 var weatherTools = []oai.ChatCompletionToolUnionParam{
@@ -214,10 +130,10 @@ func TestGatewayStreamWithUsage(t *testing.T) {
 	}
 
 	// On the wire: the usage chunk (empty choices) comes after the finish chunk, then [DONE].
-	_, hdr, body := h.post(t, "/v1/chat/completions", `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
-	data := sseData(body)
-	if hdr.Get("Content-Type") != "text/event-stream" || len(data) < 3 || data[len(data)-1] != "[DONE]" {
-		t.Fatalf("stream does not end with [DONE]:\n%s", body)
+	r := h.srv.Chat(t, `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
+	data := gatewaytest.SSEData(t, r.Body)
+	if r.Header.Get("Content-Type") != "text/event-stream" || len(data) < 3 || data[len(data)-1] != "[DONE]" {
+		t.Fatalf("stream does not end with [DONE]:\n%s", r.Body)
 	}
 	if u := data[len(data)-2]; !strings.Contains(u, `"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":11,"total_tokens":20}`) {
 		t.Errorf("no usage chunk before [DONE]: %s", u)
@@ -299,7 +215,7 @@ func TestGatewayStreamedToolCalls(t *testing.T) {
 	}
 
 	// The raw chunks: each call is named once, under its own index.
-	_, _, body := h.post(t, "/v1/chat/completions", `{"model":"claude","stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}],"messages":[{"role":"user","content":"again"}]}`)
+	body := string(h.srv.Chat(t, `{"model":"claude","stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}],"messages":[{"role":"user","content":"again"}]}`).Body)
 	for i, id := range []string{"tooluse_w1", "tooluse_t2"} {
 		if n := strings.Count(body, `{"index":`+fmt.Sprint(i)+`,"id":"`+id+`"`); n != 1 {
 			t.Errorf("call %s opened %d times at index %d:\n%s", id, n, i, body)
@@ -325,12 +241,13 @@ func TestGatewayFailoverWhenThrottled(t *testing.T) {
 			if tc.stream {
 				body = `{"model":"flaky","stream":true,"messages":[{"role":"user","content":"echo me back"}]}`
 			}
-			status, hdr, out := h.post(t, "/v1/chat/completions", body)
-			if status != 200 || hdr.Get(gateway.HeaderRoute) != "backup/echo" || hdr.Get(gateway.HeaderAttempts) != "2" {
-				t.Fatalf("status %d route %q attempts %q:\n%s", status, hdr.Get(gateway.HeaderRoute), hdr.Get(gateway.HeaderAttempts), out)
+			r := h.srv.Chat(t, body)
+			out := string(r.Body)
+			if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != "backup/echo" || r.Header.Get(gateway.HeaderAttempts) != "2" {
+				t.Fatalf("status %d route %q attempts %q:\n%s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), out)
 			}
 			if tc.stream {
-				data := sseData(out)
+				data := gatewaytest.SSEData(t, out)
 				if data[len(data)-1] != "[DONE]" || strings.Contains(out, "never") {
 					t.Errorf("the backup's stream is not clean:\n%s", out)
 				}
@@ -340,18 +257,14 @@ func TestGatewayFailoverWhenThrottled(t *testing.T) {
 			if n := len(h.fake.Requests()); n != 1 {
 				t.Errorf("Bedrock got %d requests: the SDK retried", n)
 			}
-			failed := h.logs.lines(t, gateway.MsgProviderError, 1)
-			ok := h.logs.lines(t, gateway.MsgAttempt, 1)
+			failed := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
+			ok := h.logs.WaitLines(t, gateway.MsgAttempt, 1)
 			if len(failed) != 1 || len(ok) != 1 {
 				t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
 			}
 			want := map[string]any{"provider": "bedrock", "connection": "aws", "route": "aws/throttled-model", "upstream_model": "throttled-model",
 				"attempt": 1.0, "outcome": "failover", "error_class": "rate_limited", "status": 429.0, "error_code": "ThrottlingException", "level": "ERROR"}
-			for k, v := range want {
-				if failed[0][k] != v {
-					t.Errorf("failed attempt %s = %v, want %v (line %v)", k, failed[0][k], v, failed[0])
-				}
-			}
+			gatewaytest.CheckAttempt(t, failed[0], want)
 			if ok[0]["route"] != "backup/echo" || ok[0]["outcome"] != "ok" || ok[0]["attempt"] != 2.0 {
 				t.Errorf("second attempt line %v", ok[0])
 			}
@@ -374,10 +287,11 @@ func TestGatewayBrokenStreams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.fake.Script("anthropic.claude-test-v1:0", tc.answer)
-			status, _, body := h.post(t, "/v1/chat/completions", `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
-			data := sseData(body)
-			if status != 200 || len(data) < 2 {
-				t.Fatalf("status %d:\n%s", status, body)
+			r := h.srv.Chat(t, `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+			body := string(r.Body)
+			data := gatewaytest.SSEData(t, body)
+			if r.Status != 200 || len(data) < 2 {
+				t.Fatalf("status %d:\n%s", r.Status, body)
 			}
 			if !strings.Contains(data[0], `"content":"Half "`) {
 				t.Errorf("first chunk %s", data[0])
@@ -396,7 +310,7 @@ func TestGatewayBrokenStreams(t *testing.T) {
 			} else if !strings.Contains(err.Error(), "Amazon Bedrock") {
 				t.Errorf("the SDK did not surface the error event naming the provider: %v", err)
 			}
-			lines := h.logs.lines(t, gateway.MsgProviderError, 2)
+			lines := h.logs.WaitLines(t, gateway.MsgProviderError, 2)
 			if len(lines) < 1 || lines[0]["error_class"] != tc.class || lines[0]["outcome"] != "error" || tc.code != "" && lines[0]["error_code"] != tc.code {
 				t.Errorf("attempt log %v, want class %s code %q outcome error", lines, tc.class, tc.code)
 			}
@@ -406,19 +320,19 @@ func TestGatewayBrokenStreams(t *testing.T) {
 
 func TestGatewayCompletionsNotSupported(t *testing.T) {
 	h := newHarness(t)
-	status, hdr, body := h.post(t, "/v1/completions", `{"model":"claude","prompt":"Once upon a time","max_tokens":5}`)
+	r := h.srv.Do(t, http.MethodPost, "/v1/completions", `{"model":"claude","prompt":"Once upon a time","max_tokens":5}`)
 	var e struct {
 		Error struct {
 			Message, Type, Code string
 			Param               *string
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(body), &e); err != nil {
-		t.Fatalf("%v: %s", err, body)
+	if err := json.Unmarshal(r.Body, &e); err != nil {
+		t.Fatalf("%v: %s", err, r.Body)
 	}
 	want := "The completions endpoint is not supported for claude on Amazon Bedrock. Use the chat endpoint instead."
-	if status != 501 || hdr.Get("X-Should-Retry") != "false" || e.Error.Message != want || e.Error.Code != "unsupported_endpoint" || e.Error.Type != "invalid_request_error" {
-		t.Errorf("status %d x-should-retry %q body %s", status, hdr.Get("X-Should-Retry"), body)
+	if r.Status != 501 || r.Header.Get("X-Should-Retry") != "false" || e.Error.Message != want || e.Error.Code != "unsupported_endpoint" || e.Error.Type != "invalid_request_error" {
+		t.Errorf("status %d x-should-retry %q body %s", r.Status, r.Header.Get("X-Should-Retry"), r.Body)
 	}
 	if n := len(h.fake.Requests()); n != 0 {
 		t.Errorf("Bedrock got %d requests", n)
@@ -427,9 +341,9 @@ func TestGatewayCompletionsNotSupported(t *testing.T) {
 
 func TestGatewayRefusesBeforeCalling(t *testing.T) {
 	h := newHarness(t)
-	status, _, body := h.post(t, "/v1/chat/completions", `{"model":"claude","temperature":1.5,"messages":[{"role":"user","content":"hi"}]}`)
-	if status != 400 || !strings.Contains(body, `"param":"temperature"`) || !strings.Contains(body, "Amazon Bedrock") {
-		t.Errorf("status %d: %s", status, body)
+	r := h.srv.Chat(t, `{"model":"claude","temperature":1.5,"messages":[{"role":"user","content":"hi"}]}`)
+	if body := string(r.Body); r.Status != 400 || !strings.Contains(body, `"param":"temperature"`) || !strings.Contains(body, "Amazon Bedrock") {
+		t.Errorf("status %d: %s", r.Status, body)
 	}
 	if n := len(h.fake.Requests()); n != 0 {
 		t.Errorf("Bedrock got %d requests", n)

@@ -1,15 +1,9 @@
 package bedrock
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
@@ -17,50 +11,6 @@ import (
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
-// golden compares got with the file at path, or rewrites the file with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
-// cases lists the inputs of a testdata directory by case name.
-func cases(t *testing.T, dir string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no cases in testdata/%s: %v", dir, err)
-	}
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		names[i] = strings.TrimSuffix(filepath.Base(p), ".json")
-	}
-	return names
-}
-
-func indentJSON(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, b)
-	}
-	out.WriteByte('\n')
-	return out.Bytes()
-}
 
 // fakeProvider builds a provider on a fresh fake, with static credentials from the
 // environment as the default chain finds them.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
@@ -19,7 +20,7 @@ import (
 // and must not reach the network.
 func TestRequestGolden(t *testing.T) {
 	p, f := fakeProvider(t)
-	for _, name := range cases(t, "request") {
+	for _, name := range golden.Cases(t, "request", ".json") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "request", name+".json"))
 			if err != nil {
@@ -52,7 +53,7 @@ func TestRequestGolden(t *testing.T) {
 				}
 				b, _ := json.Marshal(map[string]any{"refused": map[string]any{
 					"status": oe.Status, "type": oe.Type, "param": oe.Param, "code": oe.Code, "message": oe.Message}})
-				got = indentJSON(t, b)
+				got = golden.Indent(t, b)
 			} else {
 				if strings.HasPrefix(name, "refuse_") {
 					t.Errorf("accepted a request the case name says is refused")
@@ -76,9 +77,9 @@ func TestRequestGolden(t *testing.T) {
 				if !streamed.Stream || !bytes.Equal(streamed.Body, plain.Body) {
 					t.Errorf("ConverseStream body differs from Converse:\n%s\n%s", streamed.Body, plain.Body)
 				}
-				got = indentJSON(t, plain.Body)
+				got = golden.Indent(t, plain.Body)
 			}
-			golden(t, filepath.Join("testdata", "request", name+".golden"), got)
+			golden.Check(t, filepath.Join("testdata", "request", name+".golden"), got)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
@@ -39,7 +40,7 @@ func TestResponseGolden(t *testing.T) {
 	p, f := fakeProvider(t)
 	user := "hi"
 	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
-	for _, name := range cases(t, "response") {
+	for _, name := range golden.Cases(t, "response", ".json") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "response", name+".json"))
 			if err != nil {
@@ -89,7 +90,7 @@ func TestResponseGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", "response", name+".golden"), indentJSON(t, b))
+			golden.Check(t, filepath.Join("testdata", "response", name+".golden"), golden.Indent(t, b))
 		})
 	}
 }

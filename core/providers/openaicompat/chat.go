@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/fngate/fngate/core/config"
@@ -17,6 +16,7 @@ import (
 // Provider is one OpenAI-wire connection.
 type Provider struct {
 	profile
+	body    ChatBody
 	baseURL string
 	apiKey  string
 	headers map[string]string
@@ -43,7 +43,10 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	if client == nil {
 		client = providers.NewHTTPClient(env.Timeouts.Connect.D())
 	}
-	return &Provider{profile: p, baseURL: strings.TrimSuffix(base, "/"), apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
+	// developer is OpenAI's newer name for system; other servers' chat templates know only
+	// system.
+	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai"}
+	return &Provider{profile: p, body: body, baseURL: strings.TrimSuffix(base, "/"), apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 
 // Name is the display name.
@@ -56,7 +59,7 @@ func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *opena
 
 // Chat makes a non-streaming call.
 func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
-	body := p.appendChatBody(make([]byte, 0, 1024), req, t.Model, false)
+	body := p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxCompletionTokens, false)
 	resp, err := p.post(ctx, "/chat/completions", body, false)
 	if err != nil {
 		return nil, err
@@ -99,7 +102,7 @@ func readCompletion(resp *http.Response, out *completion, provider string) error
 
 // ChatStream starts a streaming call.
 func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
-	body := p.appendChatBody(make([]byte, 0, 1024), req, t.Model, true)
+	body := p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxCompletionTokens, true)
 	resp, err := p.post(ctx, "/chat/completions", body, true)
 	if err != nil {
 		return nil, err
@@ -133,107 +136,6 @@ func (p *Provider) post(ctx context.Context, path string, body []byte, stream bo
 		return nil, providers.StatusError(resp, p.name)
 	}
 	return resp, nil
-}
-
-// appendChatBody renders the upstream request. user and metadata are log labels only and are
-// never sent; usage is always requested on streams so every attempt can be charged.
-func (p *Provider) appendChatBody(b []byte, req *openai.ChatRequest, model string, stream bool) []byte {
-	b = append(b, `{"model":`...)
-	b = openai.AppendString(b, model)
-	b = append(b, `,"messages":[`...)
-	for i := range req.Messages {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = p.appendMessage(b, &req.Messages[i])
-	}
-	b = append(b, ']')
-	if req.MaxCompletionTokens != nil {
-		b = append(b, ',', '"')
-		b = append(b, p.maxTokensField...)
-		b = append(b, '"', ':')
-		b = strconv.AppendInt(b, int64(*req.MaxCompletionTokens), 10)
-	}
-	if req.Temperature != nil {
-		b = append(b, `,"temperature":`...)
-		b = strconv.AppendFloat(b, *req.Temperature, 'g', -1, 64)
-	}
-	if len(req.Tools) > 0 {
-		b = append(b, `,"tools":[`...)
-		for i := range req.Tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendTool(b, &req.Tools[i].Function)
-		}
-		b = append(b, ']')
-	}
-	if req.ToolChoice != nil {
-		tc, _ := req.ToolChoice.MarshalJSON()
-		b = append(b, `,"tool_choice":`...)
-		b = append(b, tc...)
-	}
-	if stream {
-		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
-	}
-	return append(b, '}')
-}
-
-func (p *Provider) appendMessage(b []byte, m *openai.Message) []byte {
-	role := m.Role
-	if role == openai.RoleDeveloper && p.kind != "openai" {
-		// developer is OpenAI's newer name for system; other servers' chat templates know only
-		// system.
-		role = openai.RoleSystem
-	}
-	b = append(b, `{"role":`...)
-	b = openai.AppendString(b, role)
-	b = append(b, `,"content":`...)
-	if m.Content != nil {
-		b = openai.AppendString(b, *m.Content)
-	} else {
-		b = append(b, "null"...)
-	}
-	if len(m.ToolCalls) > 0 {
-		b = append(b, `,"tool_calls":[`...)
-		for i := range m.ToolCalls {
-			tc := &m.ToolCalls[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"id":`...)
-			b = openai.AppendString(b, tc.ID)
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = openai.AppendString(b, tc.Function.Name)
-			b = append(b, `,"arguments":`...)
-			b = openai.AppendString(b, tc.Function.Arguments)
-			b = append(b, "}}"...)
-		}
-		b = append(b, ']')
-	}
-	if m.ToolCallID != "" {
-		b = append(b, `,"tool_call_id":`...)
-		b = openai.AppendString(b, m.ToolCallID)
-	}
-	return append(b, '}')
-}
-
-func appendTool(b []byte, f *openai.FunctionDef) []byte {
-	b = append(b, `{"type":"function","function":{"name":`...)
-	b = openai.AppendString(b, f.Name)
-	if f.Description != "" {
-		b = append(b, `,"description":`...)
-		b = openai.AppendString(b, f.Description)
-	}
-	if ps := bytes.TrimSpace(f.Parameters); len(ps) > 0 && string(ps) != "null" {
-		b = append(b, `,"parameters":`...)
-		b = append(b, ps...)
-	}
-	if f.Strict != nil {
-		b = append(b, `,"strict":`...)
-		b = strconv.AppendBool(b, *f.Strict)
-	}
-	return append(b, "}}"...)
 }
 
 // drain discards what is left of a body so the connection can be reused.

@@ -1,24 +1,19 @@
 package openaicompat_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func newProvider(t *testing.T, kind, baseURL string) providers.Provider {
 	t.Helper()
@@ -76,11 +71,7 @@ func TestUpstreamBodies(t *testing.T) {
 			if h := got.Header.Get("Authorization"); h != "Bearer sk-test-0123456789" {
 				t.Errorf("Authorization %q", h)
 			}
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, got.Raw, "", "  "); err != nil {
-				t.Fatalf("upstream body is not JSON: %s", got.Raw)
-			}
-			golden(t, filepath.Join("testdata", kind+".request.json"), pretty.Bytes())
+			golden.Check(t, filepath.Join("testdata", kind+".request.json"), golden.Indent(t, got.Raw))
 		})
 	}
 }
@@ -98,24 +89,6 @@ func drainStream(t *testing.T, st providers.Stream) []openai.Delta {
 			t.Fatal(err)
 		}
 		out = append(out, d)
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	got = append(bytes.TrimSpace(got), '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 

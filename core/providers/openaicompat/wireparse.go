@@ -53,15 +53,7 @@ func parseCompletion(b []byte, c *completion) error {
 										case "id":
 											return p.nullableString(&tc.ID)
 										case "function":
-											return p.object(func(key []byte) error {
-												switch string(key) {
-												case "name":
-													return p.nullableString(&tc.Function.Name)
-												case "arguments":
-													return p.nullableString(&tc.Function.Arguments)
-												}
-												return p.skip()
-											})
+											return p.function(&tc.Function.Name, &tc.Function.Arguments)
 										}
 										return p.skip()
 									})
@@ -80,23 +72,14 @@ func parseCompletion(b []byte, c *completion) error {
 				})
 			})
 		case "usage":
-			raw, err := p.raw()
-			if err != nil || string(raw) == "null" {
-				return err
-			}
-			c.usage = new(openai.Usage)
-			return json.Unmarshal(raw, c.usage)
+			return p.usage(&c.usage)
 		}
 		return p.skip()
 	})
 	if err != nil {
 		return err
 	}
-	p.ws()
-	if p.i != len(p.b) {
-		return errSyntax
-	}
-	return nil
+	return p.end()
 }
 
 // chunk is the part of a streamed chat.completion.chunk (or text_completion chunk) the gateway
@@ -127,12 +110,7 @@ func parseChunk(b []byte, c *chunk) error {
 				return p.choice(c)
 			})
 		case "usage":
-			raw, err := p.raw()
-			if err != nil || string(raw) == "null" {
-				return err
-			}
-			c.usage = new(openai.Usage)
-			return json.Unmarshal(raw, c.usage)
+			return p.usage(&c.usage)
 		case "error":
 			raw, err := p.raw()
 			if err == nil && string(raw) != "null" {
@@ -145,11 +123,7 @@ func parseChunk(b []byte, c *chunk) error {
 	if err != nil {
 		return err
 	}
-	p.ws()
-	if p.i != len(p.b) {
-		return errSyntax
-	}
-	return nil
+	return p.end()
 }
 
 func (p *scanner) choice(c *chunk) error {
@@ -175,15 +149,7 @@ func (p *scanner) choice(c *chunk) error {
 							case "id":
 								return p.nullableString(&tc.ID)
 							case "function":
-								return p.object(func(key []byte) error {
-									switch string(key) {
-									case "name":
-										return p.nullableString(&tc.Name)
-									case "arguments":
-										return p.nullableString(&tc.Arguments)
-									}
-									return p.skip()
-								})
+								return p.function(&tc.Name, &tc.Arguments)
 							}
 							return p.skip()
 						})
@@ -200,6 +166,38 @@ func (p *scanner) choice(c *chunk) error {
 		}
 		return p.skip()
 	})
+}
+
+// function reads a tool call's function object, whole or a fragment of it.
+func (p *scanner) function(name, arguments *string) error {
+	return p.object(func(key []byte) error {
+		switch string(key) {
+		case "name":
+			return p.nullableString(name)
+		case "arguments":
+			return p.nullableString(arguments)
+		}
+		return p.skip()
+	})
+}
+
+// usage reads the usage object, null or once per answer, through encoding/json.
+func (p *scanner) usage(dst **openai.Usage) error {
+	raw, err := p.raw()
+	if err != nil || string(raw) == "null" {
+		return err
+	}
+	*dst = new(openai.Usage)
+	return json.Unmarshal(raw, *dst)
+}
+
+// end refuses anything but white space after the value.
+func (p *scanner) end() error {
+	p.ws()
+	if p.i != len(p.b) {
+		return errSyntax
+	}
+	return nil
 }
 
 var errSyntax = errors.New("invalid JSON in stream chunk")

@@ -1,17 +1,10 @@
 package vertex_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +16,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/mock"
@@ -75,9 +69,9 @@ models:
 type harness struct {
 	fake    *vertexfake.Server
 	openapi *vertexfake.OpenAPI
-	url     string
+	srv     *gatewaytest.Server
 	client  oai.Client
-	logs    *syncBuffer
+	logs    *gatewaytest.LogBuffer
 }
 
 func newHarness(t *testing.T) *harness {
@@ -86,142 +80,13 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(fake.Close)
 	openapi := vertexfake.NewOpenAPI()
 	t.Cleanup(openapi.Close)
-	yaml := strings.NewReplacer("GRPC", fake.Addr, "REST", openapi.URL).Replace(gatewayConfig)
-	cfg, err := config.Parse(context.Background(), []byte(yaml), config.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := gatewaytest.Config(t, strings.NewReplacer("GRPC", fake.Addr, "REST", openapi.URL).Replace(gatewayConfig), config.Options{})
 	reg := providers.Registry{}
 	vertex.Register(reg)
 	mock.Register(reg)
-	logs := &syncBuffer{}
-	gw, err := gateway.New(cfg, gateway.Options{Registry: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gw)
-	t.Cleanup(srv.Close)
-	client := oai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
-	return &harness{fake: fake, openapi: openapi, url: srv.URL, client: client, logs: logs}
-}
-
-// syncBuffer collects log lines written by handler goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the parsed log lines once n request summaries were written.
-func (b *syncBuffer) lines(t *testing.T, n int) []map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b.mu.Lock()
-		raw := b.buf.String()
-		b.mu.Unlock()
-		var out []map[string]any
-		requests := 0
-		sc := bufio.NewScanner(strings.NewReader(raw))
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("log line is not JSON: %s", sc.Text())
-			}
-			out = append(out, m)
-			if m["msg"] == gateway.MsgRequest {
-				requests++
-			}
-		}
-		if requests >= n {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited for %d request lines, have:\n%s", n, raw)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// attempts returns the attempt lines (successful and failed) of the first n requests.
-func (h *harness) attempts(t *testing.T, n int) []map[string]any {
-	var out []map[string]any
-	for _, l := range h.logs.lines(t, n) {
-		if l["msg"] == gateway.MsgAttempt || l["msg"] == gateway.MsgProviderError {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func checkAttempt(t *testing.T, a map[string]any, want map[string]any) {
-	t.Helper()
-	for k, v := range want {
-		if a[k] != v {
-			t.Errorf("attempt log %s = %v, want %v (line %v)", k, a[k], v, a)
-		}
-	}
-}
-
-func userOnly(model, text string) oai.ChatCompletionNewParams {
-	return oai.ChatCompletionNewParams{Model: model, Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage(text)}}
-}
-
-// rawStream posts a streaming chat request and returns the response and its whole body.
-func (h *harness) rawStream(t *testing.T, body string) (*http.Response, string) {
-	t.Helper()
-	resp, err := http.Post(h.url+"/v1/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
-}
-
-// streamText reads a streamed answer with the SDK: its text, finish reason and usage chunks.
-func streamText(t *testing.T, s interface {
-	Next() bool
-	Current() oai.ChatCompletionChunk
-	Err() error
-}) (string, string, []oai.CompletionUsage) {
-	t.Helper()
-	var text strings.Builder
-	var finish string
-	var usage []oai.CompletionUsage
-	for s.Next() {
-		c := s.Current()
-		if len(c.Choices) > 0 {
-			text.WriteString(c.Choices[0].Delta.Content)
-			if c.Choices[0].FinishReason != "" {
-				finish = c.Choices[0].FinishReason
-			}
-		}
-		if c.JSON.Usage.Valid() && c.Usage.TotalTokens > 0 {
-			usage = append(usage, c.Usage)
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return text.String(), finish, usage
-}
-
-func apiError(t *testing.T, err error) *oai.Error {
-	t.Helper()
-	var apiErr *oai.Error
-	if !errors.As(err, &apiErr) {
-		t.Fatalf("got %v, want *openai.Error", err)
-	}
-	return apiErr
+	logs := &gatewaytest.LogBuffer{}
+	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	return &harness{fake: fake, openapi: openapi, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 
 var weatherTools = []oai.ChatCompletionToolUnionParam{
@@ -279,11 +144,11 @@ func TestGeminiChat(t *testing.T) {
 	if a := got.Metadata.Get("authorization"); len(a) != 0 {
 		t.Errorf("an insecure connection sent credentials: %v", a)
 	}
-	a := h.attempts(t, 1)
+	a := h.logs.Attempts(t, 1)
 	if len(a) != 1 {
 		t.Fatalf("%d attempts", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "vertex", "route": "vertex/gemini-2.5-flash"})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "vertex", "route": "vertex/gemini-2.5-flash"})
 	if usage, _ := a[0]["usage"].(map[string]any); usage["prompt_tokens"] != 12.0 || usage["completion_tokens"] != 13.0 || usage["cached_tokens"] != 3.0 {
 		t.Errorf("logged usage %v", a[0]["usage"])
 	}
@@ -296,9 +161,9 @@ func TestGeminiStream(t *testing.T) {
 	h := newHarness(t)
 	answer := &vertexfake.Answer{Thought: "hmm", Text: "The quick brown fox jumps over the lazy dog.", Usage: vertexfake.Usage{Prompt: 20, Candidates: 11}}
 	h.fake.Enqueue(vertexfake.Reply{Gemini: answer}, vertexfake.Reply{Gemini: answer})
-	params := userOnly("gw/gemini", "Tell me about foxes")
+	params := gatewaytest.UserOnly("gw/gemini", "Tell me about foxes")
 	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
-	text, finish, usage := streamText(t, h.client.Chat.Completions.NewStreaming(context.Background(), params))
+	text, finish, usage := gatewaytest.StreamText(t, h.client.Chat.Completions.NewStreaming(context.Background(), params))
 	if text != answer.Text || finish != "stop" {
 		t.Errorf("text %q finish %q", text, finish)
 	}
@@ -309,20 +174,20 @@ func TestGeminiStream(t *testing.T) {
 		t.Errorf("method %s", m)
 	}
 
-	resp, body := h.rawStream(t, `{"model":"gw/gemini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	r := h.srv.Chat(t, `{"model":"gw/gemini","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %v", r.Status, r.Header)
 	}
-	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+	events := gatewaytest.SSEData(t, r.Body)
 	if !strings.Contains(events[0], `"delta":{"role":"assistant","content":"The quick "}`) {
 		t.Errorf("first event %s: the role must come with the first content, the thought never", events[0])
 	}
 	n := len(events)
-	if n < 4 || events[n-1] != "data: [DONE]" || !strings.Contains(events[n-2], `"choices":[],"usage":{"prompt_tokens":20,"completion_tokens":11,"total_tokens":31}`) ||
+	if n < 4 || events[n-1] != "[DONE]" || !strings.Contains(events[n-2], `"choices":[],"usage":{"prompt_tokens":20,"completion_tokens":11,"total_tokens":31}`) ||
 		!strings.Contains(events[n-3], `"finish_reason":"stop"`) {
 		t.Errorf("stream tail:\n%s", strings.Join(events[max(0, n-3):], "\n"))
 	}
-	if strings.Contains(body, "hmm") {
+	if strings.Contains(string(r.Body), "hmm") {
 		t.Error("the thought reached the client")
 	}
 }
@@ -345,7 +210,7 @@ var geminiTools = &vertexfake.Answer{
 func TestGeminiToolCalls(t *testing.T) {
 	h := newHarness(t)
 	h.fake.Enqueue(vertexfake.Reply{Gemini: geminiTools}, vertexfake.Reply{Gemini: geminiTools})
-	params := userOnly("gw/gemini3", "Weather in Paris, and the time?")
+	params := gatewaytest.UserOnly("gw/gemini3", "Weather in Paris, and the time?")
 	params.Tools = weatherTools
 	params.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: oai.String("required")}
 
@@ -354,20 +219,7 @@ func TestGeminiToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
-	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
-	var acc oai.ChatCompletionAccumulator
-	var finished []string
-	for stream.Next() {
-		if !acc.AddChunk(stream.Current()) {
-			t.Fatal("the accumulator refused a chunk")
-		}
-		if tc, ok := acc.JustFinishedToolCall(); ok {
-			finished = append(finished, tc.Name)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc, finished := gatewaytest.Accumulate(t, h.client.Chat.Completions.NewStreaming(context.Background(), params))
 	want, got := comp.Choices[0], acc.Choices[0]
 	if want.FinishReason != "tool_calls" || got.FinishReason != want.FinishReason {
 		t.Errorf("finish reasons: stream %q, non-stream %q", got.FinishReason, want.FinishReason)
@@ -412,7 +264,7 @@ func TestGeminiToolCalls(t *testing.T) {
 
 	// Round trip, the results answered out of order.
 	h.fake.Enqueue(vertexfake.Reply{Gemini: &vertexfake.Answer{Text: "Sunny, 14:00."}})
-	next := userOnly("gw/gemini3", "Weather in Paris, and the time?")
+	next := gatewaytest.UserOnly("gw/gemini3", "Weather in Paris, and the time?")
 	next.Tools = weatherTools
 	next.Messages = append(next.Messages, comp.Choices[0].Message.ToParam(),
 		oai.ToolMessage(`{"time":"14:00"}`, want.Message.ToolCalls[1].ID),
@@ -461,16 +313,17 @@ func TestGeminiContentFilter(t *testing.T) {
 	}{{"safety finish", safety}, {"blocked prompt", blocked}} {
 		t.Run(tt.name, func(t *testing.T) {
 			h.fake.Enqueue(vertexfake.Reply{Gemini: tt.answer}, vertexfake.Reply{Gemini: tt.answer})
-			comp, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/gemini", "something dangerous"))
+			comp, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/gemini", "something dangerous"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if comp.Choices[0].FinishReason != "content_filter" || comp.Choices[0].Message.Content != "" || comp.Usage.PromptTokens != 7 {
 				t.Errorf("non-stream %s", comp.RawJSON())
 			}
-			resp, body := h.rawStream(t, `{"model":"gw/gemini","stream":true,"messages":[{"role":"user","content":"something dangerous"}]}`)
-			if resp.StatusCode != 200 || !strings.Contains(body, `"finish_reason":"content_filter"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
-				t.Errorf("stream %d:\n%s", resp.StatusCode, body)
+			r := h.srv.Chat(t, `{"model":"gw/gemini","stream":true,"messages":[{"role":"user","content":"something dangerous"}]}`)
+			body := string(r.Body)
+			if r.Status != 200 || !strings.Contains(body, `"finish_reason":"content_filter"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+				t.Errorf("stream %d:\n%s", r.Status, body)
 			}
 		})
 	}
@@ -490,7 +343,7 @@ var claudeAnswer = &anthropicfake.Answer{
 func TestClaude(t *testing.T) {
 	h := newHarness(t)
 	h.fake.Enqueue(vertexfake.Reply{Claude: claudeAnswer}, vertexfake.Reply{Claude: claudeAnswer})
-	params := userOnly("gw/claude", "Weather in Köln?")
+	params := gatewaytest.UserOnly("gw/claude", "Weather in Köln?")
 	params.Tools = weatherTools
 	comp, err := h.client.Chat.Completions.New(context.Background(), params)
 	if err != nil {
@@ -536,7 +389,7 @@ func TestClaude(t *testing.T) {
 	// A route forcing api: claude sends a name the rules would call Gemini to Anthropic's
 	// publisher.
 	h.fake.Enqueue(vertexfake.Reply{Claude: &anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("forced")}}})
-	if c, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/tuned", "hi")); err != nil || c.Choices[0].Message.Content != "forced" {
+	if c, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/tuned", "hi")); err != nil || c.Choices[0].Message.Content != "forced" {
 		t.Fatalf("%v %v", c, err)
 	}
 	if r := h.fake.Last().Resource; !strings.HasSuffix(r, "/publishers/anthropic/models/my-claude-build") {
@@ -554,17 +407,18 @@ func TestClaudeErrorShapes(t *testing.T) {
 		vertexfake.Reply{Err: vertexfake.Status(codes.ResourceExhausted, vertexfake.GoogleErrorBody(429, "RESOURCE_EXHAUSTED", "Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model"))},
 	)
 	for _, body := range []string{"overloaded", "quota"} {
-		resp, out := h.rawStream(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"`+body+`"}]}`)
-		if resp.StatusCode != 200 || !strings.Contains(out, `"content":"`+body+`"`) || !strings.HasSuffix(out, "data: [DONE]\n\n") {
-			t.Errorf("%s: %d %s", body, resp.StatusCode, out)
+		r := h.srv.Chat(t, `{"model":"gw/claude-backup","stream":true,"messages":[{"role":"user","content":"`+body+`"}]}`)
+		out := string(r.Body)
+		if r.Status != 200 || !strings.Contains(out, `"content":"`+body+`"`) || !strings.HasSuffix(out, "data: [DONE]\n\n") {
+			t.Errorf("%s: %d %s", body, r.Status, out)
 		}
 	}
-	a := h.attempts(t, 2)
+	a := h.logs.Attempts(t, 2)
 	if len(a) != 4 {
 		t.Fatalf("%d attempts", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"outcome": "failover", "error_class": "overloaded", "error_code": "overloaded_error", "status": 503.0})
-	checkAttempt(t, a[2], map[string]any{"outcome": "failover", "error_class": "rate_limited", "error_code": "RESOURCE_EXHAUSTED", "status": 429.0})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"outcome": "failover", "error_class": "overloaded", "error_code": "overloaded_error", "status": 503.0})
+	gatewaytest.CheckAttempt(t, a[2], map[string]any{"outcome": "failover", "error_class": "rate_limited", "error_code": "RESOURCE_EXHAUSTED", "status": 429.0})
 }
 
 // TestMaaS: a partner model goes to the OpenAI-compatible endpoint of the connection's
@@ -596,25 +450,18 @@ func TestMaaS(t *testing.T) {
 
 	params.Tools = weatherTools
 	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
-	stream := h.client.Chat.Completions.NewStreaming(context.Background(), params)
-	var acc oai.ChatCompletionAccumulator
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc, _ := gatewaytest.Accumulate(t, h.client.Chat.Completions.NewStreaming(context.Background(), params))
 	if acc.Choices[0].Message.Content != "Llama streams hi" || len(acc.Choices[0].Message.ToolCalls) != 1 ||
 		acc.Choices[0].Message.ToolCalls[0].ID != "call_llama_1" || acc.Choices[0].FinishReason != "tool_calls" || acc.Usage.TotalTokens != 12 {
 		t.Errorf("stream %+v usage %s", acc.Choices[0], acc.Usage.RawJSON())
 	}
 
-	named := userOnly("gw/llama", "hi")
+	named := gatewaytest.UserOnly("gw/llama", "hi")
 	named.Tools = weatherTools
 	named.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{OfFunctionToolChoice: &oai.ChatCompletionNamedToolChoiceParam{
 		Function: oai.ChatCompletionNamedToolChoiceFunctionParam{Name: "get_weather"}}}
 	_, err = h.client.Chat.Completions.New(context.Background(), named)
-	if e := apiError(t, err); e.StatusCode != 400 || e.Param != "tool_choice" {
+	if e := gatewaytest.APIError(t, err); e.StatusCode != 400 || e.Param != "tool_choice" {
 		t.Errorf("named tool_choice: %d %q %s", e.StatusCode, e.Param, e.Message)
 	}
 	if n := len(h.openapi.Seen()); n != 2 {
@@ -627,18 +474,18 @@ func TestMaaS(t *testing.T) {
 // turn, streamed and not.
 func TestCompletionsEndpoint(t *testing.T) {
 	h := newHarness(t)
-	retrying := oai.NewClient(option.WithBaseURL(h.url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(2))
+	retrying := h.srv.OpenAI(option.WithMaxRetries(2))
 	for _, model := range []string{"gw/claude", "gw/llama"} {
 		_, err := retrying.Completions.New(context.Background(), oai.CompletionNewParams{Model: oai.CompletionNewParamsModel(model),
 			Prompt: oai.CompletionNewParamsPromptUnion{OfString: oai.String("Once upon a time")}, MaxTokens: oai.Int(10)})
-		e := apiError(t, err)
+		e := gatewaytest.APIError(t, err)
 		want := "The completions endpoint is not supported for " + model + " on Vertex AI. Use the chat endpoint instead."
 		if e.StatusCode != 501 || e.Message != want || e.Code != "unsupported_endpoint" || e.Response.Header.Get("X-Should-Retry") != "false" {
 			t.Errorf("%s: %d %q code %q x-should-retry %q", model, e.StatusCode, e.Message, e.Code, e.Response.Header.Get("X-Should-Retry"))
 		}
 	}
 	requests := 0
-	for _, l := range h.logs.lines(t, 2) {
+	for _, l := range h.logs.AfterRequests(t, 2) {
 		if l["msg"] == gateway.MsgRequest {
 			requests++
 		}
@@ -682,29 +529,30 @@ func TestFailoverFromResourceExhausted(t *testing.T) {
 	h := newHarness(t)
 	h.fake.Enqueue(vertexfake.Reply{Err: vertexfake.Exhausted(7 * time.Second)}, vertexfake.Reply{Err: vertexfake.Exhausted(7 * time.Second)})
 	var raw *http.Response
-	comp, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/gemini-backup", "served by the backup"), option.WithResponseInto(&raw))
+	comp, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/gemini-backup", "served by the backup"), option.WithResponseInto(&raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if comp.Choices[0].Message.Content != "served by the backup" || raw.Header.Get(gateway.HeaderRoute) != "backup/echo" || raw.Header.Get(gateway.HeaderAttempts) != "2" {
 		t.Errorf("answer %q via %s after %s attempts", comp.Choices[0].Message.Content, raw.Header.Get(gateway.HeaderRoute), raw.Header.Get(gateway.HeaderAttempts))
 	}
-	resp, body := h.rawStream(t, `{"model":"gw/gemini-backup","stream":true,"messages":[{"role":"user","content":"streamed backup"}]}`)
-	if resp.StatusCode != 200 || !strings.Contains(body, `"content":"streamed"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+	r := h.srv.Chat(t, `{"model":"gw/gemini-backup","stream":true,"messages":[{"role":"user","content":"streamed backup"}]}`)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.Contains(body, `"content":"streamed"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
 		t.Errorf("stream after failover: %s", body)
 	}
 	reqs := h.fake.Requests()
 	if len(reqs) != 2 || reqs[0].Method != "GenerateContent" || reqs[1].Method != "StreamGenerateContent" {
 		t.Errorf("Vertex AI saw %d calls, want one per attempt", len(reqs))
 	}
-	a := h.attempts(t, 2)
+	a := h.logs.Attempts(t, 2)
 	if len(a) != 4 {
 		t.Fatalf("%d attempt lines, want 4", len(a))
 	}
 	for _, i := range []int{0, 2} {
-		checkAttempt(t, a[i], map[string]any{"msg": "provider_error", "outcome": "failover", "provider": "vertex", "attempt": 1.0,
+		gatewaytest.CheckAttempt(t, a[i], map[string]any{"msg": "provider_error", "outcome": "failover", "provider": "vertex", "attempt": 1.0,
 			"status": 429.0, "error_class": "rate_limited", "error_code": "RESOURCE_EXHAUSTED", "route": "vertex/gemini-2.5-flash", "connection": "vertex"})
-		checkAttempt(t, a[i+1], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "mock", "attempt": 2.0})
+		gatewaytest.CheckAttempt(t, a[i+1], map[string]any{"msg": "attempt", "outcome": "ok", "provider": "mock", "attempt": 2.0})
 	}
 }
 
@@ -730,16 +578,16 @@ func TestStatusMapping(t *testing.T) {
 		{vertexfake.Status(codes.Internal, "Internal error encountered."), 502, "unavailable", 500},
 	} {
 		h.fake.Enqueue(vertexfake.Reply{Err: tt.err})
-		_, err := h.client.Chat.Completions.New(context.Background(), userOnly("gw/gemini", "hi"))
-		e := apiError(t, err)
+		_, err := h.client.Chat.Completions.New(context.Background(), gatewaytest.UserOnly("gw/gemini", "hi"))
+		e := gatewaytest.APIError(t, err)
 		if e.StatusCode != tt.status {
 			t.Errorf("%v: client status %d, want %d", tt.err, e.StatusCode, tt.status)
 		}
 		if tt.status == 429 && e.Response.Header.Get("Retry-After") != "7" {
 			t.Errorf("Retry-After %q", e.Response.Header.Get("Retry-After"))
 		}
-		a := h.attempts(t, i+1)
-		checkAttempt(t, a[i], map[string]any{"error_class": tt.class, "status": tt.logged})
+		a := h.logs.Attempts(t, i+1)
+		gatewaytest.CheckAttempt(t, a[i], map[string]any{"error_class": tt.class, "status": tt.logged})
 	}
 }
 
@@ -764,20 +612,21 @@ func TestErrorMidStream(t *testing.T) {
 		{"gw/gemini-backup", `"content":"one two "`, `"code":"upstream_unavailable"`},
 		{"gw/claude-backup", `"content":"Grüße `, `"code":"upstream_error"`},
 	} {
-		resp, body := h.rawStream(t, `{"model":"`+tt.model+`","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
-		if resp.StatusCode != 200 || !strings.Contains(body, tt.content) || strings.Contains(body, "[DONE]") || !strings.Contains(body, tt.code) {
+		r := h.srv.Chat(t, `{"model":"`+tt.model+`","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+		body := string(r.Body)
+		if r.Status != 200 || !strings.Contains(body, tt.content) || strings.Contains(body, "[DONE]") || !strings.Contains(body, tt.code) {
 			t.Errorf("%s:\n%s", tt.model, body)
 		}
 	}
-	a := h.attempts(t, 2)
+	a := h.logs.Attempts(t, 2)
 	if len(a) != 2 {
 		t.Fatalf("%d attempts, want one per request (no failover after output)", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "error", "error_class": "unavailable", "error_code": "UNAVAILABLE"})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "error", "error_class": "unavailable", "error_code": "UNAVAILABLE"})
 	if u, ok := a[0]["usage"]; ok {
 		t.Errorf("the early, empty usageMetadata was reported as usage: %v", u)
 	}
-	checkAttempt(t, a[1], map[string]any{"msg": "provider_error", "outcome": "error", "error_class": "unavailable", "error_code": "INTERNAL"})
+	gatewaytest.CheckAttempt(t, a[1], map[string]any{"msg": "provider_error", "outcome": "error", "error_class": "unavailable", "error_code": "INTERNAL"})
 }
 
 // TestGatewayTimeouts: the gateway's own first-byte and idle timers cancel the call; the
@@ -789,35 +638,36 @@ func TestGatewayTimeouts(t *testing.T) {
 		vertexfake.Reply{Gemini: &vertexfake.Answer{Text: "too late"}, StallAt: 0, StallFor: time.Second},
 		vertexfake.Reply{Gemini: &vertexfake.Answer{Text: "one two three four five six"}, StallAt: 2, StallFor: time.Second},
 	)
-	resp, body := h.rawStream(t, `{"model":"gw/gemini-slow","stream":true,"messages":[{"role":"user","content":"from the backup"}]}`)
-	if resp.StatusCode != 200 || !strings.Contains(body, "backup") || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+	r := h.srv.Chat(t, `{"model":"gw/gemini-slow","stream":true,"messages":[{"role":"user","content":"from the backup"}]}`)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.Contains(body, "backup") || !strings.HasSuffix(body, "data: [DONE]\n\n") {
 		t.Errorf("first-byte timeout: %s", body)
 	}
-	_, body = h.rawStream(t, `{"model":"gw/gemini-slow","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	body = string(h.srv.Chat(t, `{"model":"gw/gemini-slow","stream":true,"messages":[{"role":"user","content":"hi"}]}`).Body)
 	if !strings.Contains(body, `"content":"one two "`) || strings.Contains(body, "[DONE]") || !strings.Contains(body, `"code":"upstream_timeout"`) {
 		t.Errorf("idle timeout:\n%s", body)
 	}
-	a := h.attempts(t, 2)
+	a := h.logs.Attempts(t, 2)
 	if len(a) != 3 {
 		t.Fatalf("%d attempts", len(a))
 	}
-	checkAttempt(t, a[0], map[string]any{"outcome": "failover", "error_class": "timeout"})
-	checkAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
-	checkAttempt(t, a[2], map[string]any{"outcome": "error", "error_class": "timeout"})
+	gatewaytest.CheckAttempt(t, a[0], map[string]any{"outcome": "failover", "error_class": "timeout"})
+	gatewaytest.CheckAttempt(t, a[1], map[string]any{"outcome": "ok", "provider": "mock"})
+	gatewaytest.CheckAttempt(t, a[2], map[string]any{"outcome": "error", "error_class": "timeout"})
 }
 
 // TestRefusedBeforeAnyCall: what a Vertex AI route cannot serve is a typed 400 naming the
 // param, and Vertex AI never sees the request.
 func TestRefusedBeforeAnyCall(t *testing.T) {
 	h := newHarness(t)
-	strict := userOnly("gw/gemini", "hi")
+	strict := gatewaytest.UserOnly("gw/gemini", "hi")
 	strict.Tools = []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 		Name: "f", Strict: oai.Bool(true), Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{}, "additionalProperties": false}})}
-	digit := userOnly("gw/gemini", "hi")
+	digit := gatewaytest.UserOnly("gw/gemini", "hi")
 	digit.Tools = []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "2fa"})}
 	late := oai.ChatCompletionNewParams{Model: "gw/gemini", Messages: []oai.ChatCompletionMessageParamUnion{
 		oai.UserMessage("hi"), oai.AssistantMessage("hello"), oai.SystemMessage("From now on, be rude.")}}
-	hot := userOnly("gw/claude", "hi")
+	hot := gatewaytest.UserOnly("gw/claude", "hi")
 	hot.Temperature = oai.Float(1.5)
 	for _, tt := range []struct {
 		name   string
@@ -831,7 +681,7 @@ func TestRefusedBeforeAnyCall(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := h.client.Chat.Completions.New(context.Background(), tt.params)
-			e := apiError(t, err)
+			e := gatewaytest.APIError(t, err)
 			if e.StatusCode != 400 || e.Param != tt.param || e.Type != "invalid_request_error" {
 				t.Errorf("status %d type %q param %q: %s", e.StatusCode, e.Type, e.Param, e.Message)
 			}

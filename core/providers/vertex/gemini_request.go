@@ -18,52 +18,50 @@ import (
 // checkGemini reports why req cannot be sent to Gemini, as a 400 naming the param, or nil.
 // It needs no network, so the planner can skip the route before any I/O.
 func checkGemini(req *openai.ChatRequest) *openai.Error {
-	conversation := false
-	for i := range req.Messages {
-		m := &req.Messages[i]
-		p := "messages[" + strconv.Itoa(i) + "]"
-		switch m.Role {
-		case openai.RoleSystem, openai.RoleDeveloper:
-			if conversation {
-				// Gemini has one systemInstruction, before the conversation. Hoisting this one
-				// would change what the model was told and when, so the route refuses.
-				return openai.Unsupported("messages", p+" is a "+m.Role+" message after the conversation began; "+
-					"Gemini takes system instructions only before the first user or assistant message")
-			}
-		case openai.RoleUser:
-			conversation = true
-			if m.Text() == "" {
-				return openai.BadRequest(p+".content", p+".content must not be empty: Gemini refuses empty text")
-			}
-		case openai.RoleAssistant:
-			conversation = true
-			if m.Text() == "" && len(m.ToolCalls) == 0 {
-				return openai.BadRequest(p+".content", p+".content must not be empty: Gemini refuses empty text")
-			}
-			for j := range m.ToolCalls {
-				if _, err := argsStruct(m.ToolCalls[j].Function.Arguments); err != nil {
-					tp := p + ".tool_calls[" + strconv.Itoa(j) + "].function.arguments"
-					return openai.BadRequest(tp, tp+" must be a JSON object: Gemini takes function call arguments as an object")
-				}
-			}
-		case openai.RoleTool:
-			conversation = true
-		}
-	}
-	if !conversation {
-		return openai.BadRequest("messages", "messages must hold a user or assistant message besides the system instructions")
+	_, _, oe := checkSplit(req)
+	return oe
+}
+
+// checkSplit is checkGemini that also splits the messages into the systemInstruction (Gemini
+// has one, before the conversation) and the contents.
+func checkSplit(req *openai.ChatRequest) (system, conversation []openai.Message, oe *openai.Error) {
+	system, conversation, oe = openai.SplitSystem(req.Messages, "Gemini", checkContent)
+	if oe != nil {
+		return nil, nil, oe
 	}
 	for i := range req.Tools {
 		f := &req.Tools[i].Function
 		p := "tools[" + strconv.Itoa(i) + "].function"
 		if f.Strict != nil && *f.Strict {
-			return openai.Unsupported(p+".strict", p+".strict is not supported on Vertex AI routes: the schema would not be enforced")
+			return nil, nil, openai.Unsupported(p+".strict", p+".strict is not supported on Vertex AI routes: the schema would not be enforced")
 		}
 		if c := f.Name[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
-			return openai.BadRequest(p+".name", p+".name must start with a letter or an underscore on Gemini routes")
+			return nil, nil, openai.BadRequest(p+".name", p+".name must start with a letter or an underscore on Gemini routes")
 		}
 		if _, err := schemaValue(f.Parameters); err != nil {
-			return openai.BadRequest(p+".parameters", p+".parameters "+err.Error())
+			return nil, nil, openai.BadRequest(p+".parameters", p+".parameters "+err.Error())
+		}
+	}
+	return system, conversation, nil
+}
+
+// checkContent refuses messages[i] when Gemini would.
+func checkContent(i int, m *openai.Message) *openai.Error {
+	p := "messages[" + strconv.Itoa(i) + "]"
+	switch m.Role {
+	case openai.RoleUser:
+		if m.Text() == "" {
+			return openai.BadRequest(p+".content", p+".content must not be empty: Gemini refuses empty text")
+		}
+	case openai.RoleAssistant:
+		if m.Text() == "" && len(m.ToolCalls) == 0 {
+			return openai.BadRequest(p+".content", p+".content must not be empty: Gemini refuses empty text")
+		}
+		for j := range m.ToolCalls {
+			if _, err := argsStruct(m.ToolCalls[j].Function.Arguments); err != nil {
+				tp := p + ".tool_calls[" + strconv.Itoa(j) + "].function.arguments"
+				return openai.BadRequest(tp, tp+" must be a JSON object: Gemini takes function call arguments as an object")
+			}
 		}
 	}
 	return nil
@@ -72,18 +70,14 @@ func checkGemini(req *openai.ChatRequest) *openai.Error {
 // buildGemini translates req into a GenerateContentRequest for model (a resource name). It
 // refuses what checkGemini refuses.
 func buildGemini(req *openai.ChatRequest, model string, t providers.Target) (*aiplatformpb.GenerateContentRequest, *openai.Error) {
-	if oe := checkGemini(req); oe != nil {
+	system, msgs, oe := checkSplit(req)
+	if oe != nil {
 		return nil, oe
-	}
-	msgs := req.Messages
-	n := 0
-	for n < len(msgs) && (msgs[n].Role == openai.RoleSystem || msgs[n].Role == openai.RoleDeveloper) {
-		n++
 	}
 	out := &aiplatformpb.GenerateContentRequest{
 		Model:             model,
-		SystemInstruction: systemInstruction(msgs[:n]),
-		Contents:          contents(msgs[n:], needsSignature(t.Model)),
+		SystemInstruction: systemInstruction(system),
+		Contents:          contents(msgs, needsSignature(t.Model)),
 		GenerationConfig:  generationConfig(req, t),
 	}
 	if len(req.Tools) > 0 {

@@ -10,6 +10,7 @@ import (
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
@@ -40,7 +41,7 @@ func chat(t *testing.T, body string) *openai.ChatRequest {
 func TestGeminiRequestGolden(t *testing.T) {
 	fake := &vertexfake.Server{Project: vertexfake.Project, Location: vertexfake.Location}
 	p := &Provider{project: vertexfake.Project, location: vertexfake.Location}
-	for _, name := range cases(t, "gemini/request", ".json") {
+	for _, name := range golden.Cases(t, "gemini/request", ".json") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "gemini", "request", name+".json"))
 			if err != nil {
@@ -61,7 +62,7 @@ func TestGeminiRequestGolden(t *testing.T) {
 			if msg := fake.ValidateGenerate(greq); msg != "" {
 				t.Errorf("Vertex AI would refuse the request: %s", msg)
 			}
-			checkGolden(t, filepath.Join("testdata", "gemini", "request", name+".golden.json"), protoJSON(t, greq))
+			golden.CheckIndented(t, filepath.Join("testdata", "gemini", "request", name+".golden.json"), protoJSON(t, greq))
 		})
 	}
 }

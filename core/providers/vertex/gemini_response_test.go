@@ -8,6 +8,7 @@ import (
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -16,7 +17,7 @@ import (
 // testdata/gemini/response (the REST API's JSON) and compares the chat completion the
 // gateway would send with its golden file. Tool call ids come from a counter.
 func TestGeminiResponseGolden(t *testing.T) {
-	for _, name := range cases(t, "gemini/response", ".json") {
+	for _, name := range golden.Cases(t, "gemini/response", ".json") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "gemini", "response", name+".json"))
 			if err != nil {
@@ -31,7 +32,7 @@ func TestGeminiResponseGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Usage.WithTotal() // as the gateway does before answering
-			checkGolden(t, filepath.Join("testdata", "gemini", "response", name+".golden.json"),
+			golden.CheckIndented(t, filepath.Join("testdata", "gemini", "response", name+".golden.json"),
 				openai.AppendChatCompletion(nil, "chatcmpl-golden", 1700000000, "gw/gemini", c))
 		})
 	}

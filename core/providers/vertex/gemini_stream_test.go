@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -109,7 +110,7 @@ func deltaJSON(d openai.Delta) any {
 // TestGeminiStreamGolden replays each recorded stream in testdata/gemini/stream and compares
 // the deltas with its golden transcript.
 func TestGeminiStreamGolden(t *testing.T) {
-	for _, name := range cases(t, "gemini/stream", ".json") {
+	for _, name := range golden.Cases(t, "gemini/stream", ".json") {
 		t.Run(name, func(t *testing.T) {
 			cancelled := false
 			s := newGeminiStream(context.Background(), recorded(t, filepath.Join("testdata", "gemini", "stream", name+".json")),
@@ -120,7 +121,7 @@ func TestGeminiStreamGolden(t *testing.T) {
 			if !cancelled {
 				t.Error("Close did not end the call")
 			}
-			checkGolden(t, filepath.Join("testdata", "gemini", "stream", name+".golden.txt"), got)
+			golden.CheckIndented(t, filepath.Join("testdata", "gemini", "stream", name+".golden.txt"), got)
 		})
 	}
 }

@@ -152,92 +152,18 @@ func restError(resp *http.Response, body []byte) *providers.Error {
 		RetryAfter: providers.RetryAfter(resp.Header), Provider: Name}
 }
 
-// maasBody renders the OpenAI request for the endpoint, the route's model named in it, the
-// output maximum as max_tokens (the name every partner model's server knows).
-// developer becomes system, which the endpoint documents and partner models' chat templates
-// know; user and metadata are log labels and never sent; usage is asked for on streams.
+// maasWire is the endpoint's dialect of the OpenAI body: the output maximum as max_tokens
+// (the name every partner model's server knows), developer as system (which the endpoint
+// documents and partner models' chat templates know), no strict flags (checkMaaS refuses
+// strict schemas, and false says nothing), and tool_choice only beside tools.
+var maasWire = openaicompat.ChatBody{MaxTokensField: "max_tokens", DeveloperAsSystem: true, OmitStrict: true, ToolChoiceWithTools: true}
+
+// maasBody renders the OpenAI request for the endpoint with the route's model named in it
+// and the client's output maximum, else the model's ceiling.
 func maasBody(req *openai.ChatRequest, t providers.Target, stream bool) []byte {
-	b := make([]byte, 0, 1024)
-	b = append(b, `{"model":`...)
-	b = openai.AppendString(b, t.Model)
-	b = append(b, `,"messages":[`...)
-	for i := range req.Messages {
-		m := &req.Messages[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		role := m.Role
-		if role == openai.RoleDeveloper {
-			role = openai.RoleSystem
-		}
-		b = append(b, `{"role":`...)
-		b = openai.AppendString(b, role)
-		b = append(b, `,"content":`...)
-		if m.Content != nil {
-			b = openai.AppendString(b, *m.Content)
-		} else {
-			b = append(b, "null"...)
-		}
-		if len(m.ToolCalls) > 0 {
-			b = append(b, `,"tool_calls":[`...)
-			for j := range m.ToolCalls {
-				tc := &m.ToolCalls[j]
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, `{"id":`...)
-				b = openai.AppendString(b, tc.ID)
-				b = append(b, `,"type":"function","function":{"name":`...)
-				b = openai.AppendString(b, tc.Function.Name)
-				b = append(b, `,"arguments":`...)
-				b = openai.AppendString(b, tc.Function.Arguments)
-				b = append(b, "}}"...)
-			}
-			b = append(b, ']')
-		}
-		if m.ToolCallID != "" {
-			b = append(b, `,"tool_call_id":`...)
-			b = openai.AppendString(b, m.ToolCallID)
-		}
-		b = append(b, '}')
-	}
-	b = append(b, ']')
+	var maxTokens *int
 	if n := outputMax(req, t); n > 0 {
-		b = append(b, `,"max_tokens":`...)
-		b = strconv.AppendInt(b, int64(n), 10)
+		maxTokens = &n
 	}
-	if t := req.Temperature; t != nil {
-		b = append(b, `,"temperature":`...)
-		b = strconv.AppendFloat(b, *t, 'g', -1, 64)
-	}
-	if len(req.Tools) > 0 {
-		b = append(b, `,"tools":[`...)
-		for i := range req.Tools {
-			f := &req.Tools[i].Function
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"type":"function","function":{"name":`...)
-			b = openai.AppendString(b, f.Name)
-			if f.Description != "" {
-				b = append(b, `,"description":`...)
-				b = openai.AppendString(b, f.Description)
-			}
-			if ps := bytes.TrimSpace(f.Parameters); len(ps) > 0 && string(ps) != "null" {
-				b = append(b, `,"parameters":`...)
-				b = append(b, ps...)
-			}
-			b = append(b, "}}"...)
-		}
-		b = append(b, ']')
-		if tc := req.ToolChoice; tc != nil {
-			v, _ := tc.MarshalJSON()
-			b = append(b, `,"tool_choice":`...)
-			b = append(b, v...)
-		}
-	}
-	if stream {
-		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
-	}
-	return append(b, '}')
+	return maasWire.Append(make([]byte, 0, 1024), req, t.Model, maxTokens, stream)
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -42,22 +41,13 @@ func New(api API) *Resolver {
 // client is built on the first reference, so a config without aws-sm:// references pays
 // nothing at cold start.
 func NewWith(load awsconf.Loader) *Resolver {
-	var (
-		once   sync.Once
-		client API
-		err    error
-	)
-	return &Resolver{api: func(ctx context.Context) (API, error) {
-		once.Do(func() {
-			var cfg aws.Config
-			if cfg, err = load(ctx, awsconf.Options{}); err != nil {
-				err = fmt.Errorf("loading the AWS configuration: %w", err)
-				return
-			}
-			client = secretsmanager.NewFromConfig(cfg)
-		})
-		return client, err
-	}}
+	return &Resolver{api: secrets.Lazy(func(ctx context.Context) (API, error) {
+		cfg, err := load(ctx, awsconf.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+		}
+		return secretsmanager.NewFromConfig(cfg), nil
+	})}
 }
 
 // ParseRef splits a reference into the secret id and the optional JSON key.
@@ -82,18 +72,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	val, err := r.cache.Get(ctx, id, func(ctx context.Context) (string, error) { return r.fetch(ctx, id) })
-	if err != nil {
-		return "", err
-	}
-	if key == "" {
-		return val, nil
-	}
-	v, err := secrets.JSONKey(val, key)
-	if err != nil {
-		return "", fmt.Errorf("secret %s: %w", id, err)
-	}
-	return v, nil
+	return r.cache.Resolve(ctx, id, key, func(ctx context.Context) (string, error) { return r.fetch(ctx, id) })
 }
 
 func (r *Resolver) fetch(ctx context.Context, id string) (string, error) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strings"
-	"sync"
 
 	secretmanager "cloud.google.com/go/secretmanager/apiv1"
 	"cloud.google.com/go/secretmanager/apiv1/secretmanagerpb"
@@ -42,22 +41,13 @@ func New(api API) *Resolver {
 // function's service account) and opts. The client is built on the first reference, so a
 // config without gcp-sm:// references pays nothing at cold start.
 func NewDefault(opts ...option.ClientOption) *Resolver {
-	var (
-		once   sync.Once
-		client API
-		err    error
-	)
-	return &Resolver{api: func(ctx context.Context) (API, error) {
-		once.Do(func() {
-			var c *secretmanager.Client
-			if c, err = secretmanager.NewClient(ctx, opts...); err != nil {
-				err = fmt.Errorf("creating the Secret Manager client: %w", err)
-				return
-			}
-			client = c
-		})
-		return client, err
-	}}
+	return &Resolver{api: secrets.Lazy(func(ctx context.Context) (API, error) {
+		c, err := secretmanager.NewClient(ctx, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("creating the Secret Manager client: %w", err)
+		}
+		return c, nil
+	})}
 }
 
 // ParseRef returns the full version resource name and the optional JSON key of a reference.
@@ -95,18 +85,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	val, err := r.cache.Get(ctx, version, func(ctx context.Context) (string, error) { return r.fetch(ctx, version) })
-	if err != nil {
-		return "", err
-	}
-	if key == "" {
-		return val, nil
-	}
-	v, err := secrets.JSONKey(val, key)
-	if err != nil {
-		return "", fmt.Errorf("secret %s: %w", version, err)
-	}
-	return v, nil
+	return r.cache.Resolve(ctx, version, key, func(ctx context.Context) (string, error) { return r.fetch(ctx, version) })
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -1,0 +1,76 @@
+// Package boot holds what the platform entry points (the Lambda bootstrap, the Cloud
+// Functions function) decide alike at start-up: where the config comes from, and that an
+// endpoint anyone may invoke does not serve without client keys by accident. Each platform
+// keeps its own rules around these (its invoker settings, its package layout). It lives
+// under core/ because the Cloud Functions upload carries core/ and the function's own
+// package only.
+package boot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fngate/fngate/core/config"
+)
+
+// The variables that say where the config comes from; at most one may be set.
+const (
+	EnvConfigYAML = "FNGATE_CONFIG_YAML" // the YAML itself
+	EnvConfigPath = "FNGATE_CONFIG"      // a config file
+)
+
+// Files says where a platform looks for config files.
+type Files struct {
+	// Root is where a relative FNGATE_CONFIG path starts; "" leaves it to the working
+	// directory.
+	Root string
+	// Packaged, when set, names a config file under Root that is read, if it exists, when
+	// neither variable is set.
+	Packaged string
+}
+
+// LoadConfig reads FNGATE_CONFIG_YAML, else the file FNGATE_CONFIG, else the packaged file,
+// else the embedded default, and says which for the start-up log line.
+func LoadConfig(ctx context.Context, getenv func(string) string, files Files, opt config.Options) (*config.Config, string, error) {
+	inline, path := getenv(EnvConfigYAML), getenv(EnvConfigPath)
+	switch {
+	case inline != "" && path != "":
+		return nil, "", fmt.Errorf("both %s and %s are set; set one", EnvConfigYAML, EnvConfigPath)
+	case inline != "":
+		cfg, err := config.Parse(ctx, []byte(inline), opt)
+		if err != nil {
+			return nil, "", fmt.Errorf("config from %s: %w", EnvConfigYAML, err)
+		}
+		return cfg, EnvConfigYAML, nil
+	case path != "":
+		if files.Root != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(files.Root, path)
+		}
+		cfg, err := config.Load(ctx, path, opt)
+		return cfg, path, err
+	}
+	if files.Packaged != "" {
+		packaged := filepath.Join(files.Root, files.Packaged)
+		if _, err := os.Stat(packaged); err == nil {
+			cfg, err := config.Load(ctx, packaged, opt)
+			return cfg, packaged, err
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, "", fmt.Errorf("config: %w", err)
+		}
+	}
+	cfg, err := config.Default(ctx, opt)
+	return cfg, "embedded default", err
+}
+
+// CheckPublic refuses a config for a public endpoint that has no client keys, unless it says
+// `auth: none`: serving openly must be a decision. public says what is public and why ("the
+// function URL is public (AuthType NONE)"), private how to make it private instead.
+func CheckPublic(cfg *config.Config, public, private string) error {
+	if len(cfg.Keys) == 0 && cfg.Auth != "none" {
+		return fmt.Errorf("%s and the config has no client keys: add keys, write `auth: none` to serve openly on purpose, or %s", public, private)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+// Package proc runs the processes the measurement scripts (bench, soak) drive: the local
+// server built from this checkout, and helpers on loopback ports.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// BuildLocal builds the local server (functions/local) of the fngate checkout the command
+// runs in, into dir, and returns the binary's path.
+func BuildLocal(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("run from inside the fngate module")
+	}
+	bin := filepath.Join(dir, "fngate-local")
+	build := exec.Command("go", "build", "-o", bin, "./functions/local")
+	build.Dir, build.Stderr = filepath.Dir(mod), os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building the local server: %w", err)
+	}
+	return bin, nil
+}
+
+// FreeAddr returns a loopback address whose port was free a moment ago, for a child process
+// to listen on.
+func FreeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// WaitListening waits until addr accepts connections, or ctx ends.
+func WaitListening(ctx context.Context, addr string) error {
+	for ctx.Err() == nil {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not start listening", addr)
+}
+
+// Process is a child process.
+type Process struct {
+	Cmd *exec.Cmd
+}
+
+// Start runs args[0] with the rest as its arguments, its standard error on ours and its
+// standard output in the file logTo ("" discards it).
+func Start(name, logTo string, args ...string) (*Process, error) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stderr = os.Stderr
+	if logTo != "" {
+		f, err := os.Create(logTo)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout = f
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return &Process{Cmd: cmd}, nil
+}
+
+// Stop kills the process and waits for it. A nil Process has nothing to stop.
+func (p *Process) Stop() {
+	if p != nil && p.Cmd.Process != nil {
+		_ = p.Cmd.Process.Kill()
+		_ = p.Cmd.Wait()
+	}
+}
