@@ -199,3 +199,32 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 		t.Fatalf("auth: none refused: %v", err)
 	}
 }
+
+// A key pinned to a residency is served only by routes with that label, first attempt
+// included; a model with no such route is refused for that key.
+func TestKeyResidencyPin(t *testing.T) {
+	g := newGateway(t, `
+keys:
+  - {name: eu-app, value: gw-key-eu-only-1234, residency: eu}
+  - {name: any-app, value: gw-key-anywhere-5678}
+connections:
+  mock: {kind: mock}
+models:
+  both:
+    routes:
+      - {connection: mock, model: lorem, residency: us}
+      - {connection: mock, model: echo, residency: eu}
+  us-only: {routes: [{connection: mock, model: echo, residency: us}]}
+`)
+	body := `{"model":"both","messages":[{"role":"user","content":"hi"}]}`
+	if r := g.Chat(t, body, "Authorization", "Bearer gw-key-anywhere-5678"); r.Header.Get("X-Fngate-Route") != "mock/lorem" {
+		t.Errorf("unpinned key served by %q, want the first route", r.Header.Get("X-Fngate-Route"))
+	}
+	if r := g.Chat(t, body, "Authorization", "Bearer gw-key-eu-only-1234"); r.Status != 200 || r.Header.Get("X-Fngate-Route") != "mock/echo" {
+		t.Errorf("eu key: %d served by %q, want mock/echo", r.Status, r.Header.Get("X-Fngate-Route"))
+	}
+	r := g.Chat(t, `{"model":"us-only","messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer gw-key-eu-only-1234")
+	if r.Status != 403 || r.ErrorObject(t)["code"] != "residency_not_available" {
+		t.Errorf("eu key on a us-only model: %d %s", r.Status, r.Body)
+	}
+}
