@@ -64,27 +64,36 @@ func (g *Gateway) runOnce(w *trackingWriter, r *http.Request, rc *requestCtx, m 
 		}
 		pe := providers.AsError(ctx, err, rt.provider.Name())
 		cancel()
-		if clientGone(r.Context()) {
-			a.Outcome = OutcomeClientClosed
-			g.logAttempt(a)
-			g.logRequest(rc, statusClientClosed, rt.id, nil)
-			return
-		}
-		a.setError(pe)
-		more := pe.Failover() && i+1 < len(routes)
-		a.Outcome = OutcomeError
-		if more {
-			a.Outcome = OutcomeFailover
-		}
-		g.logAttempt(a)
-		if !more {
-			oe := pe.ClientError()
-			g.setRouteHeaders(w, rc, rt)
-			oe.Write(w)
-			g.logRequest(rc, oe.Status, rt.id, oe)
+		if !g.failedBeforeOutput(w, r, rc, rt, a, pe, i+1 < len(routes)) {
 			return
 		}
 	}
+}
+
+// failedBeforeOutput records an attempt that failed while the client had seen nothing, and
+// reports whether the next route should be tried. When it should not (the client left, the
+// failure is the request's own fault, no attempt remains) the client's answer is written here.
+func (g *Gateway) failedBeforeOutput(w http.ResponseWriter, r *http.Request, rc *requestCtx, rt *route, a *AttemptRecord, pe *providers.Error, more bool) bool {
+	if clientGone(r.Context()) {
+		a.Outcome = OutcomeClientClosed
+		g.logAttempt(a)
+		g.logRequest(rc, statusClientClosed, rt.id, nil)
+		return false
+	}
+	a.setError(pe)
+	more = more && pe.Failover()
+	a.Outcome = OutcomeError
+	if more {
+		a.Outcome = OutcomeFailover
+	}
+	g.logAttempt(a)
+	if !more {
+		oe := pe.ClientError()
+		g.setRouteHeaders(w, rc, rt)
+		oe.Write(w)
+		g.logRequest(rc, oe.Status, rt.id, oe)
+	}
+	return more
 }
 
 func (g *Gateway) writeCompletion(w http.ResponseWriter, rc *requestCtx, rt *route, c call, comp *openai.Completion) {

@@ -63,24 +63,7 @@ func (g *Gateway) runStream(w *trackingWriter, r *http.Request, rc *requestCtx, 
 		cancel(nil)
 		a.Latency = waited
 		a.setUsage(&usage, m.cfg.Price, rc)
-		if clientGone(r.Context()) {
-			a.Outcome = OutcomeClientClosed
-			g.logAttempt(a)
-			g.logRequest(rc, statusClientClosed, rt.id, nil)
-			return
-		}
-		a.setError(pe)
-		more := pe.Failover() && i+1 < len(routes)
-		a.Outcome = OutcomeError
-		if more {
-			a.Outcome = OutcomeFailover
-		}
-		g.logAttempt(a)
-		if !more {
-			oe := pe.ClientError()
-			g.setRouteHeaders(w, rc, rt)
-			oe.Write(w)
-			g.logRequest(rc, oe.Status, rt.id, oe)
+		if !g.failedBeforeOutput(w, r, rc, rt, a, pe, i+1 < len(routes)) {
 			return
 		}
 	}
