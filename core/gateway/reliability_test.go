@@ -119,3 +119,27 @@ func TestSlowClientIsNotAnIdleUpstream(t *testing.T) {
 		t.Errorf("a slow client was logged as a provider error: %v", errs)
 	}
 }
+
+// A provider that panics never takes the instance down: a 500 in the error shape before any
+// output, an error event without [DONE] after it, and the next request is served.
+func TestPanickingProvider(t *testing.T) {
+	g := newGateway(t, `
+connections: {mock: {kind: mock}}
+models:
+  early: {routes: [{connection: mock, model: panic}]}
+  late: {routes: [{connection: mock, model: "panic:2"}]}
+  fine: {routes: [{connection: mock, model: echo}]}
+`)
+	r := g.Chat(t, `{"model":"early","messages":[{"role":"user","content":"hi"}]}`)
+	if r.Status != 500 || r.ErrorObject(t)["code"] != "internal_error" {
+		t.Errorf("panic before output: %d %s", r.Status, r.Body)
+	}
+	r = g.Chat(t, `{"model":"late","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	events := gatewaytest.SSEData(t, r.Body)
+	if last := events[len(events)-1]; r.Status != 200 || !strings.Contains(last, `"code":"internal_error"`) || strings.Contains(string(r.Body), "[DONE]") {
+		t.Errorf("panic after output: %d %v", r.Status, events)
+	}
+	if r := g.Chat(t, `{"model":"fine","messages":[{"role":"user","content":"hi"}]}`); r.Status != 200 {
+		t.Errorf("the instance did not survive: %d", r.Status)
+	}
+}
