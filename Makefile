@@ -29,6 +29,7 @@ test-short:
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet -tags lambda.norpc,vertex ./functions/lambda
 	@if command -v cfn-lint >/dev/null 2>&1; then cfn-lint template.yaml; else echo "lint: cfn-lint not installed, template.yaml not linted"; fi
 	@if command -v terraform >/dev/null 2>&1; then TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform; else echo "lint: terraform not installed, infra/terraform not format-checked"; fi
 
