@@ -185,6 +185,12 @@ func TestSetup(t *testing.T) {
 		t.Fatal("an unknown mode was accepted")
 	}
 	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	if _, err := setup(context.Background(), log, io.Discard, env(map[string]string{EnvTable: "fngate-routestate"})); err == nil || !strings.Contains(err.Error(), "credentials") {
+		t.Fatalf("started without credentials: %v", err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	h, err := setup(context.Background(), log, io.Discard, env(map[string]string{EnvTable: "fngate-routestate"}))
 	if err != nil {
 		t.Fatal(err)

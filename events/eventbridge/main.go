@@ -17,9 +17,9 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/events/remediation"
@@ -50,9 +50,14 @@ func setup(ctx context.Context, logger *slog.Logger, stdout io.Writer, getenv fu
 	if table == "" {
 		return nil, errors.New(EnvTable + " is not set: name the route-state DynamoDB table")
 	}
-	awsCfg, err := config.LoadDefaultConfig(ctx)
+	// The function's role credentials are in its environment; the SDK's full configuration
+	// chain would add megabytes and milliseconds of cold start for nothing (see awsconf).
+	awsCfg, err := awsconf.FromEnvironment(ctx, awsconf.Options{})
 	if err != nil {
 		return nil, err
+	}
+	if awsCfg.Credentials == nil {
+		return nil, errors.New("no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)")
 	}
 	engine := remediation.New(dynamostore.New(dynamodb.NewFromConfig(awsCfg), table), remediation.Options{
 		Config:  cfg,
