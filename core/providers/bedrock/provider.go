@@ -10,9 +10,11 @@
 //	              also honours AWS_BEARER_TOKEN_BEDROCK on its own (this setting wins)
 //	profile       a shared-config profile to take credentials and region from
 //
-// Credentials come from the SDK's default chain (environment, shared files, SSO, web
-// identity, container and instance roles), resolved lazily at the first call: building the
-// provider does no network I/O. The SDK never retries: the gateway owns retries and failover.
+// Credentials come from the awsconf.Loader the platform main registers the kind with: the
+// SDK's default chain (environment, shared files, SSO, web identity, container and instance
+// roles) through awsconf/sdkconfig, or on Lambda only the role credentials in the
+// environment. They are resolved lazily at the first call: building the provider does no
+// network I/O. The SDK never retries: the gateway owns retries and failover.
 //
 // Files: request.go (OpenAI -> Converse), response.go (Converse -> completion), stream.go
 // (ConverseStream events -> deltas), errors.go (exceptions -> error classes).
