@@ -2,61 +2,12 @@ package openai
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/fngate/fngate/core/jsonx"
 )
 
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string. It is the hot path of every streamed chunk, so it
-// copies runs of safe bytes at once. Invalid UTF-8 becomes U+FFFD, and U+2028/U+2029 are
-// escaped, matching encoding/json, so output is valid JSON for every input.
-func AppendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// AppendString appends s as a JSON string (see jsonx.AppendString).
+func AppendString(b []byte, s string) []byte { return jsonx.AppendString(b, s) }
 
 func quote(s string) string { return string(AppendString(nil, s)) }
 

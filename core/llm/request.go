@@ -1,0 +1,296 @@
+// Package llm is the wire-neutral core every front door and every provider speaks: one
+// request, one answer, one stream of deltas and one error, whatever wire the client used and
+// whatever wire the upstream speaks. A front door (core/openai for Chat Completions and the
+// legacy Completions, core/messages for Anthropic's Messages) decodes its wire into a Request
+// once and encodes Answers, Deltas and Errors back; a provider checks a Request once, then
+// translates it to its upstream and the upstream's answer back. Planning, attempts, failover,
+// the commit point, limits and logs see only these types.
+//
+//	request.go   Request, Message, Part, Tool, ToolChoice, Thinking: what the client asked
+//	answer.go    Answer, StopReason: a whole answer
+//	delta.go     Delta, ToolCallDelta, Stream: a streamed answer, one increment at a time
+//	usage.go     Usage: token counts exactly as reported
+//	error.go     Error: a refusal or a failure, with the status that carries it
+//
+// The model is a superset of the doors' wires, shaped like Anthropic's content blocks (the
+// richest of them): a message is a role and ordered parts, tool calls and tool results are
+// parts, and what only one wire's own backends can carry (Anthropic's cache_control, server
+// tools, documents, betas, context management) is kept verbatim for them and refused by every
+// other route, never silently dropped.
+package llm
+
+import "encoding/json"
+
+// Op is what the client asked for.
+type Op uint8
+
+const (
+	// OpChat is a conversation (Chat Completions, Messages).
+	OpChat Op = iota
+	// OpCompletion is the legacy text completion of Prompt.
+	OpCompletion
+)
+
+// Roles. Tool results are parts of user messages (Anthropic's shape); the OpenAI door turns
+// each tool message into a user message holding one ToolResult part.
+const (
+	RoleSystem    = "system"
+	RoleDeveloper = "developer"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Request is one client request, decoded and checked by its front door. Providers must treat
+// it as read-only: on failover the same request goes to the next route.
+type Request struct {
+	Op    Op
+	Model string // the gateway model asked for
+
+	// System is the instructions given apart from the conversation (Anthropic's top-level
+	// system). System and developer messages inside Messages stay where the client put them.
+	System   []Part
+	Messages []Message
+	// Prompt is the text of an OpCompletion.
+	Prompt string
+
+	// MaxTokens is the client's output maximum; nil when it gave none.
+	MaxTokens *int
+	// MaxTokensParam is the door's name for it, for messages that name the field.
+	MaxTokensParam string
+
+	Temperature *float64
+	TopP        *float64
+	TopK        *int
+	Stop        []string
+
+	Tools      []Tool
+	ToolChoice *ToolChoice
+	Thinking   *Thinking
+
+	Stream bool
+
+	// LateSystem says what a backend that takes system instructions only before the
+	// conversation does with a system or developer message that comes after it began.
+	LateSystem LateSystem
+
+	// Anthropic is what only Anthropic-wire backends (Anthropic, Claude on Bedrock and on
+	// Vertex AI) can carry; nil when the client sent none of it.
+	Anthropic *Anthropic
+
+	// Labels for the logs; never sent upstream.
+	User     string
+	Metadata map[string]string
+	// Session identifies a client session (Claude Code's x-claude-code-session-id): the
+	// weighted policy keeps one session on one route so prompt caches stay warm.
+	Session string
+}
+
+// LateSystem is a door's rule for a system message after the conversation began.
+type LateSystem uint8
+
+const (
+	// LateSystemRefuse makes such routes refuse the request (the Chat Completions door:
+	// hoisting would change what the model was told and when).
+	LateSystemRefuse LateSystem = iota
+	// LateSystemHoist appends it to the up-front instructions (the Messages door: Anthropic's
+	// API accepts a system message in place, and instructions are its meaning on any backend).
+	LateSystemHoist
+)
+
+// Anthropic holds the parts of a Messages request that only Anthropic-wire backends honour.
+type Anthropic struct {
+	// Version is the client's anthropic-version header.
+	Version string
+	// Betas are the client's anthropic-beta flags, in order.
+	Betas []string
+	// Fields are top-level request fields kept verbatim (context_management, output_config,
+	// service_tier, container, mcp_servers, ...), in the order the client sent them.
+	Fields []RawField
+	// UserID is metadata.user_id, which Anthropic uses to detect abuse.
+	UserID string
+}
+
+// Field returns the raw value of the named field, or nil.
+func (a *Anthropic) Field(name string) json.RawMessage {
+	if a == nil {
+		return nil
+	}
+	for i := range a.Fields {
+		if a.Fields[i].Name == name {
+			return a.Fields[i].Value
+		}
+	}
+	return nil
+}
+
+// RawField is a JSON member kept as sent.
+type RawField struct {
+	Name  string
+	Value json.RawMessage
+}
+
+// Message is one turn: a role and its parts in order.
+type Message struct {
+	Role  string
+	Parts []Part
+	// Name is a participant name (OpenAI's messages[].name), under the extended profile.
+	Name string
+	// Extra holds members of an Anthropic message the gateway does not model (a per-turn
+	// output_config), verbatim; only Anthropic-wire routes carry them.
+	Extra []RawField
+}
+
+// Text joins the message's text parts.
+func (m *Message) Text() string {
+	n, only := 0, -1
+	for i := range m.Parts {
+		if m.Parts[i].Kind == PartText {
+			n++
+			only = i
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return m.Parts[only].Text
+	}
+	var b []byte
+	for i := range m.Parts {
+		if m.Parts[i].Kind == PartText {
+			b = append(b, m.Parts[i].Text...)
+		}
+	}
+	return string(b)
+}
+
+// HasText reports whether the message has a text part (possibly empty): an OpenAI assistant
+// message with "content": "" differs from one with "content": null.
+func (m *Message) HasText() bool {
+	for i := range m.Parts {
+		if m.Parts[i].Kind == PartText {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolUses counts the message's tool_use parts.
+func (m *Message) ToolUses() int {
+	n := 0
+	for i := range m.Parts {
+		if m.Parts[i].Kind == PartToolUse {
+			n++
+		}
+	}
+	return n
+}
+
+// PartKind is the kind of a content part.
+type PartKind uint8
+
+const (
+	PartText PartKind = iota
+	// PartImage is an image: base64 Data with MediaType, or a URL.
+	PartImage
+	// PartToolUse is an assistant's call: ID, Name and Input (a JSON object text).
+	PartToolUse
+	// PartToolResult answers the call ToolUseID with Text or Content, IsError when it failed.
+	PartToolResult
+	// PartThinking is the model's reasoning, Text with its Signature; it must go back to the
+	// backend that made it unmodified.
+	PartThinking
+	// PartRedactedThinking is encrypted reasoning (Data), passed back unmodified.
+	PartRedactedThinking
+	// PartRaw is an Anthropic content block the gateway does not model (document,
+	// search_result, server_tool_use, web_search_tool_result, container_upload, ...), kept in
+	// Raw; only Anthropic-wire routes carry it.
+	PartRaw
+)
+
+// Part is one content block. Which fields are set depends on Kind.
+type Part struct {
+	Kind PartKind
+	// Text is the text of a text, thinking or string-content tool_result part.
+	Text string
+
+	// MediaType, Data and URL describe an image (Data is base64); Data also holds redacted
+	// thinking.
+	MediaType string
+	Data      string
+	URL       string
+
+	// ID and Name identify a tool_use; Input is its input as a JSON object text (OpenAI's
+	// arguments as the client sent them).
+	ID    string
+	Name  string
+	Input string
+
+	// ToolUseID, IsError and Content describe a tool_result; Content is set when the result
+	// was given as blocks (text and images), Text when it was a string.
+	ToolUseID string
+	IsError   bool
+	Content   []Part
+
+	// Signature authenticates a thinking part.
+	Signature string
+
+	// CacheControl is Anthropic's cache_control breakpoint, verbatim.
+	CacheControl json.RawMessage
+	// Raw is the whole block as the client sent it, for Anthropic-wire routes: always for a
+	// PartRaw (whose Name is then the block type), and for a modelled kind whose block has
+	// members the gateway does not model (citations, caller, a Files API image). Every other
+	// route refuses a part with Raw set rather than drop what it holds.
+	Raw json.RawMessage
+}
+
+// Tool is a function the model may call, or an Anthropic server tool (Raw set).
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the input, kept byte for byte.
+	Parameters json.RawMessage
+	Strict     *bool
+	// CacheControl is Anthropic's cache_control breakpoint, verbatim.
+	CacheControl json.RawMessage
+	// DeferLoading is Anthropic's defer_loading (tool search loads the tool on demand).
+	DeferLoading bool
+	// Raw is the whole definition of a tool only Anthropic can run (web_search, bash,
+	// text_editor, code_execution, ...) or of a function tool with fields the gateway does
+	// not model; Name is still set.
+	Raw json.RawMessage
+}
+
+// Tool choice modes.
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceNone     = "none"
+	ToolChoiceRequired = "required" // Anthropic's "any"
+	ToolChoiceTool     = "tool"     // the named tool Name
+)
+
+// ToolChoice says whether and which tool the model must call.
+type ToolChoice struct {
+	Mode string
+	Name string // for ToolChoiceTool
+	// DisableParallel allows at most one call (Anthropic's disable_parallel_tool_use, OpenAI's
+	// parallel_tool_calls: false).
+	DisableParallel bool
+}
+
+// Thinking types.
+const (
+	ThinkingEnabled  = "enabled"
+	ThinkingAdaptive = "adaptive" // the model decides whether and how much to think
+	ThinkingDisabled = "disabled"
+)
+
+// Thinking is the client's request for extended thinking.
+type Thinking struct {
+	Type         string
+	BudgetTokens int
+	// Display is how thinking is shown ("summarized", "omitted", "updates", ...).
+	Display string
+	// Raw is the client's object, verbatim, for Anthropic-wire backends.
+	Raw json.RawMessage
+}
