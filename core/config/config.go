@@ -113,6 +113,7 @@ type Price struct {
 	InputPerMTok       float64  `yaml:"input_per_mtok"`
 	OutputPerMTok      float64  `yaml:"output_per_mtok"`
 	CachedInputPerMTok *float64 `yaml:"cached_input_per_mtok"` // default: the input price
+	CacheWritePerMTok  *float64 `yaml:"cache_write_per_mtok"`  // default: the input price
 }
 
 // Routing policies.

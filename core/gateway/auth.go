@@ -8,20 +8,25 @@ import (
 	"strings"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 )
 
 // authenticate checks the bearer key against every configured hash without an early exit,
 // so timing reveals neither which key matched nor how much of one did.
-func (g *Gateway) authenticate(r *http.Request) (*config.Key, *openai.Error) {
+//
+// The key comes as Authorization: Bearer (OpenAI's SDKs, Claude Code's ANTHROPIC_AUTH_TOKEN)
+// or x-api-key (Anthropic's SDKs, Claude Code's ANTHROPIC_API_KEY).
+func (g *Gateway) authenticate(r *http.Request) (*config.Key, *llm.Error) {
 	if g.open {
 		return nil, nil
 	}
-	h := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
-		return nil, &openai.Error{Status: http.StatusUnauthorized, Type: openai.TypeAuthentication, Code: "missing_api_key",
-			Message: "Missing bearer authentication in header: send Authorization: Bearer <gateway key>"}
+	token, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		token = r.Header.Get("X-Api-Key")
+	}
+	if token == "" {
+		return nil, &llm.Error{Status: http.StatusUnauthorized, Type: llm.TypeAuthentication, Code: "missing_api_key",
+			Message: "Missing authentication: send Authorization: Bearer <gateway key> (or x-api-key: <gateway key>)"}
 	}
 	sum := sha256.Sum256([]byte(token))
 	match := -1
@@ -31,7 +36,7 @@ func (g *Gateway) authenticate(r *http.Request) (*config.Key, *openai.Error) {
 		}
 	}
 	if match < 0 {
-		return nil, &openai.Error{Status: http.StatusUnauthorized, Type: openai.TypeAuthentication, Code: "invalid_api_key",
+		return nil, &llm.Error{Status: http.StatusUnauthorized, Type: llm.TypeAuthentication, Code: "invalid_api_key",
 			Message: "Incorrect API key provided"}
 	}
 	return &g.keys[match], nil
@@ -48,4 +53,15 @@ func allowsModel(k *config.Key, model string) bool {
 		}
 	}
 	return false
+}
+
+// bearer returns the credentials of a Bearer authorization; the scheme is case-insensitive
+// (RFC 9110 11.1).
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }

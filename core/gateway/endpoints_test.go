@@ -11,6 +11,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
@@ -20,6 +21,14 @@ import (
 type chatOnly struct{ providers.Provider }
 
 func (chatOnly) Name() string { return "ChatOnlyCloud" }
+
+// Check makes the mock a provider without legacy completions, as Anthropic and Bedrock are.
+func (c chatOnly) Check(req *llm.Request, t providers.Target) *llm.Error {
+	if req.Op == llm.OpCompletion {
+		return llm.UnsupportedEndpoint(req.Model, c.Name())
+	}
+	return c.Provider.Check(req, t)
+}
 
 func withChatOnlyKind(o *gateway.Options) {
 	o.Registry["chatonly"] = func(c *config.Connection, env providers.Env) (providers.Provider, error) {

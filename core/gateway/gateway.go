@@ -1,21 +1,35 @@
-// Package gateway is the http.Handler every platform serves: authenticate, decode strictly,
-// plan routes, attempt them with failover before any output, answer in JSON or SSE, and log
-// each attempt.
+// Package gateway is the http.Handler every platform serves: route the endpoint to its front
+// door, authenticate, decode strictly, plan routes, attempt them with failover before any
+// output, answer in JSON or SSE, and log each attempt.
+//
+//	gateway.go        Options, New, the endpoint table
+//	door.go           what a front door is: decode, encode answers, events and errors
+//	door_chat.go      OpenAI Chat Completions and legacy Completions
+//	door_messages.go  Anthropic Messages (and count_tokens in count.go)
+//	serve.go          one request: slot, key, body, decode, model, plan, then an answer
+//	plan.go           which routes, in which order
+//	attempt.go        one attempt on one route: its timers, outcome and record
+//	answer.go         a non-streamed answer, failing over until one succeeds
+//	stream.go         a streamed answer, committing at the first visible delta
+//	record.go         the attempt and request log lines, usage and cost
+//	auth.go, models.go, count.go
 package gateway
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/routestate"
@@ -43,7 +57,7 @@ type Options struct {
 	OnAttempt func(*AttemptRecord)
 }
 
-// Gateway serves the OpenAI-compatible API. Safe for concurrent use.
+// Gateway serves the API. Safe for concurrent use.
 type Gateway struct {
 	models    map[string]*model
 	names     []string // sorted model names, for /v1/models
@@ -52,12 +66,13 @@ type Gateway struct {
 	log       *slog.Logger
 	now       func() time.Time
 	state     routestate.Reader
-	limits    openai.Limits
+	limits    limits
 	maxBody   int64
 	maxIn     int64
 	inFlight  atomic.Int64
 	started   int64
 	onAttempt func(*AttemptRecord)
+	mux       *http.ServeMux
 }
 
 type model struct {
@@ -92,7 +107,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		state:     opt.RouteState,
 		maxBody:   cfg.Limits.MaxBodyBytes,
 		maxIn:     int64(cfg.Limits.MaxInFlight),
-		limits:    openai.Limits{MaxMessages: cfg.Limits.MaxMessages, MaxTools: cfg.Limits.MaxTools},
+		limits:    limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
 		models:    make(map[string]*model, len(cfg.Models)),
 		onAttempt: opt.OnAttempt,
 	}
@@ -142,67 +157,85 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.models[name] = m
 		g.names = append(g.names, name)
 	}
-	sortStrings(g.names)
+	sort.Strings(g.names)
+	g.mux = g.routes()
 	return g, nil
 }
 
+// endpoint is one row of the API: its path pattern, method and handler.
+type endpoint struct {
+	pattern string
+	method  string
+	serve   http.HandlerFunc
+}
+
+// routes is the whole API at a glance. A path served with the wrong method gets 405 with
+// Allow, in the door's error shape; an unknown path a 404.
+func (g *Gateway) routes() *http.ServeMux {
+	table := []endpoint{
+		{"/healthz", http.MethodGet, g.serveHealth},
+		{"/{$}", http.MethodHead, g.serveHealth}, // Claude Code and SDKs probe with HEAD at start
+		{"/api/hello", http.MethodHead, g.serveHealth},
+		{"/v1/models", http.MethodGet, g.serveModels},
+		{"/v1/models/{id}", http.MethodGet, g.serveModel},
+		{"/v1/chat/completions", http.MethodPost, g.door(func() door { return &chatDoor{} })},
+		{"/v1/completions", http.MethodPost, g.door(func() door { return &completionsDoor{} })},
+		{"/v1/messages", http.MethodPost, g.door(func() door { return &messagesDoor{} })},
+		{"/v1/messages/count_tokens", http.MethodPost, g.serveCountTokens},
+	}
+	mux := http.NewServeMux()
+	for _, e := range table {
+		mux.HandleFunc(e.pattern, func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Method == e.method, r.Method == http.MethodHead && e.method == http.MethodGet:
+			case e.method == http.MethodHead:
+				g.unknownURL(w, r) // a probe path is not an endpoint
+				return
+			default:
+				methodNotAllowed(w, r, e.method)
+				return
+			}
+			e.serve(w, r)
+		})
+	}
+	mux.HandleFunc("/", g.unknownURL)
+	return mux
+}
+
 // ServeHTTP dispatches the API.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/healthz":
-		g.serveHealth(w, r)
-		return
-	case "/v1/chat/completions", "/v1/completions", "/v1/models":
-	default:
-		(&openai.Error{Status: http.StatusNotFound, Type: openai.TypeNotFound, Code: "unknown_url",
-			Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions and GET /v1/models."}).Write(w)
-		return
-	}
-	rc := &requestCtx{start: time.Now(), id: requestID(r)}
-	w.Header().Set("X-Request-Id", rc.id)
-	tw := &trackingWriter{ResponseWriter: w}
-	defer g.recoverPanic(tw, rc)
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
 
-	if n := g.inFlight.Add(1); n > g.maxIn {
-		g.inFlight.Add(-1)
-		(&openai.Error{Status: http.StatusTooManyRequests, Type: openai.TypeRateLimit, Code: "gateway_busy", RetryAfter: "1",
-			Message: "this gateway instance is at its limit of concurrent requests; retry shortly"}).Write(tw)
-		return
-	}
-	defer g.inFlight.Add(-1)
+// anthropicClient reports whether a request comes from an Anthropic client, which wants its
+// errors (and its model list) in Anthropic's shapes.
+func anthropicClient(r *http.Request) bool {
+	return r.Header.Get("Anthropic-Version") != "" || strings.HasPrefix(r.URL.Path, "/v1/messages")
+}
 
-	key, oe := g.authenticate(r)
-	if oe != nil {
-		oe.Write(tw)
+// writeBare answers e before any door has the request, in the shape its client reads.
+func writeBare(w http.ResponseWriter, r *http.Request, e *llm.Error) {
+	if anthropicClient(r) {
+		(&messagesDoor{}).writeError(w, &requestCtx{id: w.Header().Get("X-Request-Id")}, e)
 		return
 	}
-	rc.key = key
-	switch r.URL.Path {
-	case "/v1/models":
-		if r.Method != http.MethodGet {
-			methodNotAllowed(tw, r, http.MethodGet)
-			return
-		}
-		g.serveModels(tw, key)
-	case "/v1/chat/completions":
-		if r.Method != http.MethodPost {
-			methodNotAllowed(tw, r, http.MethodPost)
-			return
-		}
-		g.serveChat(tw, r, rc)
-	case "/v1/completions":
-		if r.Method != http.MethodPost {
-			methodNotAllowed(tw, r, http.MethodPost)
-			return
-		}
-		g.serveCompletion(tw, r, rc)
-	}
+	openai.WriteError(w, e)
+}
+
+func (g *Gateway) unknownURL(w http.ResponseWriter, r *http.Request) {
+	writeBare(w, r, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeNotFound, Code: "unknown_url",
+		Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens and GET /v1/models."})
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	writeBare(w, r, &llm.Error{Status: http.StatusMethodNotAllowed, Type: llm.TypeInvalidRequest, Code: "method_not_allowed",
+		Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + allow})
 }
 
 // requestCtx is the per-request state shared by planning, attempts and logging.
 type requestCtx struct {
 	id       string
 	start    time.Time
+	now      func() time.Time
 	key      *config.Key
 	endpoint string
 	model    string
@@ -213,7 +246,7 @@ type requestCtx struct {
 	attempts int
 	costUSD  float64
 	costSet  bool
-	usage    openai.Usage
+	usage    llm.Usage
 	skipped  []string
 }
 
@@ -221,33 +254,8 @@ func (rc *requestCtx) overhead(now time.Time) time.Duration {
 	return max(now.Sub(rc.start)-rc.upstream, 0)
 }
 
-func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
-	w.Header().Set("Allow", allow)
-	(&openai.Error{Status: http.StatusMethodNotAllowed, Type: openai.TypeInvalidRequest, Code: "method_not_allowed",
-		Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + allow}).Write(w)
-}
-
-// readBody reads the whole body within the configured limit. The Content-Type is not
-// checked: the body must be JSON either way, and `curl -d` sends a form type.
-func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *openai.Error) {
-	if r.ContentLength > g.maxBody {
-		return nil, tooLarge(g.maxBody)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(g.maxBody)
-		}
-		return nil, openai.BadRequest("", "could not read the request body: "+err.Error())
-	}
-	return body, nil
-}
-
-func tooLarge(limit int64) *openai.Error {
-	return &openai.Error{Status: http.StatusRequestEntityTooLarge, Type: openai.TypeInvalidRequest, Code: "request_too_large",
-		Message: fmt.Sprintf("the request body exceeds the gateway's limit of %d bytes", limit)}
-}
+// created is the answer's creation time, in Unix seconds.
+func (rc *requestCtx) created() int64 { return rc.now().Unix() }
 
 // requestID keeps a caller's X-Request-Id when it is a sane token, else makes one.
 func requestID(r *http.Request) string {
@@ -277,49 +285,6 @@ func randomID(n int) string {
 	}
 	return string(b)
 }
-
-// recoverPanic keeps a bug in one request from taking the instance down: a 500 before any
-// output, an in-band error event after it.
-func (g *Gateway) recoverPanic(w *trackingWriter, rc *requestCtx) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	g.log.Error("panic", slog.String("request_id", rc.id), slog.String("panic", fmt.Sprint(v)))
-	e := &openai.Error{Status: http.StatusInternalServerError, Type: openai.TypeServer, Code: "internal_error",
-		Message: "the gateway failed while handling this request"}
-	if !w.wrote {
-		e.Write(w)
-		return
-	}
-	if w.sse {
-		_, _ = w.Write(openai.AppendErrorEvent(nil, e))
-		flush(w)
-	}
-}
-
-// trackingWriter remembers whether output began, so a recovered panic answers correctly.
-type trackingWriter struct {
-	http.ResponseWriter
-	wrote bool
-	sse   bool
-}
-
-func (t *trackingWriter) WriteHeader(code int) {
-	t.wrote = true
-	t.ResponseWriter.WriteHeader(code)
-}
-
-func (t *trackingWriter) Write(b []byte) (int, error) {
-	t.wrote = true
-	return t.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the platform's writer (for Flush).
-func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // flush pushes buffered bytes to the client when the platform can; platforms that stream
 // every write (Lambda's lambdaurl) do not implement it, which is fine.

@@ -2,13 +2,14 @@ package gateway
 
 import (
 	"cmp"
+	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/routestate"
 )
 
@@ -18,10 +19,10 @@ import (
 //
 // When the overlay has cooled every route that could serve, the cooled ones are tried anyway
 // (soonest-to-recover first): self-repair may steer traffic but never takes a model offline.
-func (g *Gateway) plan(m *model, c call, rc *requestCtx) ([]*route, *openai.Error) {
+func (g *Gateway) plan(m *model, req *llm.Request, rc *requestCtx) ([]*route, *llm.Error) {
 	order := m.routes
 	if m.cfg.Routing.Policy == config.PolicyWeighted && len(order) > 1 {
-		order = weightedOrder(order)
+		order = weightedOrder(order, req.Session)
 	}
 	now := g.now()
 	pin := ""
@@ -30,14 +31,14 @@ func (g *Gateway) plan(m *model, c call, rc *requestCtx) ([]*route, *openai.Erro
 	}
 	var eligible, cooled []*route
 	var cooledUntil []int64
-	var refusals []*openai.Error
+	var refusals []*llm.Error
 	disabled := 0
 	for _, rt := range order {
 		if pin != "" && rt.residency != pin {
 			rc.skipped = append(rc.skipped, rt.id+": residency "+rt.residency+" is not the key's "+pin)
 			continue
 		}
-		if oe := c.check(rt); oe != nil {
+		if oe := rt.provider.Check(req, rt.target); oe != nil {
 			refusals = append(refusals, oe)
 			rc.skipped = append(rc.skipped, rt.id+": "+oe.Message)
 			continue
@@ -56,9 +57,9 @@ func (g *Gateway) plan(m *model, c call, rc *requestCtx) ([]*route, *openai.Erro
 					continue
 				}
 				if st.ChatOnly {
-					if _, isCompletion := c.(completionCall); isCompletion {
+					if req.Op == llm.OpCompletion {
 						rc.skipped = append(rc.skipped, rt.id+": chat only")
-						refusals = append(refusals, openai.UnsupportedEndpoint(rc.model, rt.provider.Name()))
+						refusals = append(refusals, llm.UnsupportedEndpoint(rc.model, rt.provider.Name()))
 						continue
 					}
 				}
@@ -92,7 +93,7 @@ func (g *Gateway) plan(m *model, c call, rc *requestCtx) ([]*route, *openai.Erro
 	return out, nil
 }
 
-func noRoute(rc *requestCtx, pin string, refusals []*openai.Error, disabled int) *openai.Error {
+func noRoute(rc *requestCtx, pin string, refusals []*llm.Error, disabled int) *llm.Error {
 	if len(refusals) > 0 {
 		all501 := true
 		for _, r := range refusals {
@@ -114,27 +115,36 @@ func noRoute(rc *requestCtx, pin string, refusals []*openai.Error, disabled int)
 				break
 			}
 		}
-		return &openai.Error{Status: http.StatusBadRequest, Type: openai.TypeInvalidRequest, Param: first.Param, Code: first.Code,
+		return &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Param: first.Param, Code: first.Code,
 			Message: "no route of " + rc.model + " can serve this request: " + strings.Join(msgs, "; ")}
 	}
 	if disabled > 0 {
-		return &openai.Error{Status: http.StatusServiceUnavailable, Type: openai.TypeServiceUnavailable, Code: "routes_disabled",
+		return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "routes_disabled",
 			Message: "every route of " + rc.model + " is disabled by route state; an operator must re-enable one"}
 	}
-	return &openai.Error{Status: http.StatusForbidden, Type: openai.TypePermission, Code: "residency_not_available",
+	return &llm.Error{Status: http.StatusForbidden, Type: llm.TypePermission, Code: "residency_not_available",
 		Message: "no route of " + rc.model + " has the residency " + pin + " this key is pinned to"}
 }
 
-// weightedOrder draws routes without replacement, each draw proportional to weight.
-func weightedOrder(routes []*route) []*route {
+// weightedOrder draws routes without replacement, each draw proportional to weight. A client
+// session (Claude Code's x-claude-code-session-id) draws the same order every time, so its
+// requests stay on one route and that route's prompt cache stays warm.
+func weightedOrder(routes []*route, session string) []*route {
 	rest := slices.Clone(routes)
 	out := make([]*route, 0, len(routes))
+	draw := rand.IntN
+	if session != "" {
+		h := fnv.New64a()
+		h.Write([]byte(session))
+		r := rand.New(rand.NewPCG(h.Sum64(), 0x6e67617465))
+		draw = r.IntN
+	}
 	for len(rest) > 0 {
 		total := 0
 		for _, rt := range rest {
 			total += rt.weight
 		}
-		n := rand.IntN(total)
+		n := draw(total)
 		i := 0
 		for ; i < len(rest)-1; i++ {
 			n -= rest[i].weight

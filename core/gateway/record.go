@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
@@ -32,7 +32,7 @@ const (
 type AttemptRecord struct {
 	Time          time.Time
 	RequestID     string
-	Endpoint      string // chat | completions
+	Endpoint      string // chat | completions | messages
 	Model         string // gateway model
 	Route         string // connection/upstream-model
 	Connection    string
@@ -46,7 +46,7 @@ type AttemptRecord struct {
 	ErrorClass    string
 	ErrorCode     string
 	ErrorMessage  string
-	Usage         openai.Usage
+	Usage         llm.Usage
 	CostUSD       *float64
 	Latency       time.Duration
 	TTFT          time.Duration // streams: time to the first content, 0 when none
@@ -81,35 +81,42 @@ func (a *AttemptRecord) setError(pe *providers.Error) {
 }
 
 // setUsage records the attempt's usage and its cost; each attempt is charged on its own.
-func (a *AttemptRecord) setUsage(u *openai.Usage, price *config.Price, rc *requestCtx) {
+func (g *Gateway) setUsage(a *AttemptRecord, u *llm.Usage, m *model, rc *requestCtx) {
 	if u == nil || !u.Reported() {
 		return
 	}
 	a.Usage = *u
 	rc.usage.Merge(u)
-	if c, ok := cost(price, u); ok {
+	if c, ok := cost(m.cfg.Price, u); ok {
 		a.CostUSD = &c
 		rc.costUSD += c
 		rc.costSet = true
 	}
 }
 
-// cost is USD for the attempt's usage; cached prompt tokens take the cached price when the
-// model has one. Without both prompt and completion counts there is no honest cost.
-func cost(p *config.Price, u *openai.Usage) (float64, bool) {
-	if p == nil || u.PromptTokens == nil || u.CompletionTokens == nil {
+// cost is USD for the attempt's usage: input read from a cache takes the cached price and
+// input written to one the cache-write price, when the model has them. Without both input
+// and output counts there is no honest cost.
+func cost(p *config.Price, u *llm.Usage) (float64, bool) {
+	if p == nil || u.InputTokens == nil || u.OutputTokens == nil {
 		return 0, false
 	}
-	prompt := float64(*u.PromptTokens)
-	cachedPrice := p.InputPerMTok
+	input := float64(*u.InputTokens)
+	cachedPrice, writePrice := p.InputPerMTok, p.InputPerMTok
 	if p.CachedInputPerMTok != nil {
 		cachedPrice = *p.CachedInputPerMTok
 	}
-	var cached float64
-	if c := u.Cached(); c != nil {
-		cached = math.Min(float64(*c), prompt)
+	if p.CacheWritePerMTok != nil {
+		writePrice = *p.CacheWritePerMTok
 	}
-	usd := ((prompt-cached)*p.InputPerMTok + cached*cachedPrice + float64(*u.CompletionTokens)*p.OutputPerMTok) / 1e6
+	var cached, written float64
+	if c := u.CacheReadTokens; c != nil {
+		cached = math.Min(float64(*c), input)
+	}
+	if c := u.CacheWriteTokens; c != nil {
+		written = math.Min(float64(*c), input-cached)
+	}
+	usd := ((input-cached-written)*p.InputPerMTok + cached*cachedPrice + written*writePrice + float64(*u.OutputTokens)*p.OutputPerMTok) / 1e6
 	return usd, true
 }
 
@@ -157,26 +164,27 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 	}
 }
 
-// usageAttrs renders only the reported counts.
-func usageAttrs(u *openai.Usage) slog.Value {
+// usageAttrs renders only the reported counts, in OpenAI's names (prompt_tokens counts the
+// whole input, cached_tokens and cache_write_tokens the shares of it read from and written to
+// a cache).
+func usageAttrs(u *llm.Usage) slog.Value {
 	var as []slog.Attr
-	if u.PromptTokens != nil {
-		as = append(as, slog.Int("prompt_tokens", *u.PromptTokens))
+	add := func(name string, v *int) {
+		if v != nil {
+			as = append(as, slog.Int(name, *v))
+		}
 	}
-	if u.CompletionTokens != nil {
-		as = append(as, slog.Int("completion_tokens", *u.CompletionTokens))
-	}
-	if u.TotalTokens != nil {
-		as = append(as, slog.Int("total_tokens", *u.TotalTokens))
-	}
-	if c := u.Cached(); c != nil {
-		as = append(as, slog.Int("cached_tokens", *c))
-	}
+	add("prompt_tokens", u.InputTokens)
+	add("completion_tokens", u.OutputTokens)
+	add("total_tokens", u.TotalTokens)
+	add("cached_tokens", u.CacheReadTokens)
+	add("cache_write_tokens", u.CacheWriteTokens)
+	add("reasoning_tokens", u.ReasoningTokens)
 	return slog.GroupValue(as...)
 }
 
 // logRequest writes the one summary line per request.
-func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *openai.Error) {
+func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.Error) {
 	now := time.Now()
 	attrs := make([]slog.Attr, 0, 16)
 	attrs = append(attrs,

@@ -1,97 +1,91 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
 	"time"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
 // errNoContent is a stream that ended properly but said nothing at all.
 var errNoContent = &providers.Error{Class: providers.StreamBroken, Message: "the stream ended before any content"}
 
-// runStream serves a streaming request. Each attempt is read until its first visible delta
-// (role preambles, pings and usage-only events are held back); until then a failure moves to
-// the next route and the client has seen nothing. The first visible delta commits the stream:
-// the 200 and the SSE headers go out, and from then on a failure ends the stream with an
-// error event and no [DONE].
-func (g *Gateway) runStream(w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call, routes []*route) {
+// stream serves a streaming request. Each attempt is read until its first delta the door's
+// client sees (preambles, pings and usage-only events are held back by the door's encoder);
+// until then a failure moves to the next route and the client has seen nothing, and the
+// failed attempt's encoder, with whatever it held, is dropped. That first delta commits the
+// stream: the 200 and the SSE headers go out, and from then on a failure ends the stream with
+// the door's error event and no proper end.
+func (g *Gateway) stream(w *trackingWriter, r *http.Request, d door, rc *requestCtx, m *model, req *llm.Request, routes []*route) {
 	for i, rt := range routes {
-		rc.attempts++
-		a := g.newAttempt(rc, rt, i)
-		ctx, cancel := context.WithCancelCause(r.Context())
-		total := time.AfterFunc(m.timeouts.Total.D(), func() { cancel(errTotalTimeout) })
-		firstByte := time.AfterFunc(m.timeouts.FirstByte.D(), func() { cancel(providers.ErrFirstByteTimeout) })
-
-		t0 := time.Now()
-		var usage openai.Usage
-		var first openai.Delta
-		st, err := c.open(ctx, rt)
+		a := g.begin(r, rc, m, rt, i)
+		enc := d.encoder(rc)
+		var usage llm.Usage
+		var first llm.Delta
+		st, err := rt.provider.Stream(a.ctx, req, rt.target)
 		for err == nil {
-			var d openai.Delta
-			if d, err = st.Next(); err != nil {
+			var dl llm.Delta
+			if dl, err = st.Next(); err != nil {
 				if err == io.EOF {
 					err = errNoContent
 				}
 				break
 			}
-			usage.Merge(d.Usage)
-			if d.Visible() {
-				first = d
+			usage.Merge(dl.Usage)
+			if d.visible(&dl) {
+				first = dl
 				break
 			}
+			enc.hold(&dl)
 		}
-		firstByte.Stop()
-		waited := time.Since(t0)
+		waited := a.arrived()
 		rc.upstream += waited
 
 		if err == nil {
-			a.TTFT = waited
-			g.streamCommitted(ctx, cancel, total, w, r, rc, m, c, rt, a, st, &first, &usage)
+			a.rec.TTFT = waited
+			g.committed(w, r, d, rc, m, a, enc, st, &first, &usage)
 			return
 		}
 
-		total.Stop()
 		if st != nil {
 			st.Close()
 		}
-		pe := providers.AsError(ctx, err, rt.provider.Name())
-		cancel(nil)
-		a.Latency = waited
-		a.setUsage(&usage, m.cfg.Price, rc)
-		if !g.failedBeforeOutput(w, r, rc, rt, a, pe, i+1 < len(routes)) {
+		pe := a.failure(err)
+		a.end()
+		a.rec.Latency = waited
+		g.setUsage(a.rec, &usage, m, rc)
+		if !g.failedBeforeOutput(w, r, d, rc, rt, a.rec, pe, i+1 < len(routes)) {
 			return
 		}
 	}
 }
 
-// streamCommitted sends the stream of a committed attempt to its end.
-func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCauseFunc, total *time.Timer,
-	w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call, rt *route, a *AttemptRecord,
-	st providers.Stream, first *openai.Delta, usage *openai.Usage) {
-	defer total.Stop()
-	defer cancel(nil)
+// committed sends the stream of a committed attempt to its end.
+func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requestCtx, m *model, a *attempt,
+	enc encoder, st llm.Stream, first *llm.Delta, usage *llm.Usage) {
+	defer a.end()
 	defer st.Close()
 	committed := time.Now()
+	rt := a.rt
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	g.setRouteHeaders(w, rc, rt)
-	w.sse = true
+	w.events = enc
 	w.WriteHeader(http.StatusOK)
 
-	sw := newSSEWriter(w, c.chunkEncoder(c.idPrefix()+randomID(24), g.now().Unix(), rc.model))
-	pending, _ := st.(providers.Pending)
-	werr := sw.delta(first, true, pending)
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512)}
+	pending, _ := st.(llm.Pending)
+	sw.buf = enc.start(sw.buf[:0])
+	werr := sw.emit(enc.delta(sw.buf, first), pending)
 
 	idleAfter := m.timeouts.Idle.D()
-	idle := time.AfterFunc(idleAfter, func() { cancel(providers.ErrIdleTimeout) })
+	idle := time.AfterFunc(idleAfter, func() { a.cancel(providers.ErrIdleTimeout) })
 	idle.Stop()
 	defer idle.Stop()
 
@@ -101,92 +95,72 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 		// blamed on the provider.
 		idle.Reset(idleAfter)
 		tn := time.Now()
-		d, err := st.Next()
+		dl, err := st.Next()
 		rc.upstream += time.Since(tn)
 		idle.Stop()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			failed = providers.AsError(ctx, err, rt.provider.Name())
+			failed = a.failure(err)
 			break
 		}
-		usage.Merge(d.Usage)
-		if d.Visible() {
-			werr = sw.delta(&d, false, pending)
+		usage.Merge(dl.Usage)
+		if d.visible(&dl) || dl.Raw != nil {
+			werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
 		}
 	}
-	a.Latency = a.TTFT + time.Since(committed)
-	a.setUsage(usage, m.cfg.Price, rc)
+	a.rec.Latency = a.rec.TTFT + time.Since(committed)
+	g.setUsage(a.rec, usage, m, rc)
 
 	switch {
 	case werr != nil || clientGone(r.Context()):
-		a.Outcome = OutcomeClientClosed
-		g.logAttempt(a)
+		a.rec.Outcome = OutcomeClientClosed
+		g.logAttempt(a.rec)
 		g.logRequest(rc, statusClientClosed, rt.id, nil)
 	case failed != nil:
 		oe := failed.ClientError()
-		sw.fail(oe)
-		a.setError(failed)
-		a.Outcome = OutcomeError
-		g.logAttempt(a)
+		_ = sw.send(enc.fail(sw.buf[:0], oe))
+		a.rec.setError(failed)
+		a.rec.Outcome = OutcomeError
+		g.logAttempt(a.rec)
 		g.logRequest(rc, http.StatusOK, rt.id, oe)
 	default:
-		if c.includeUsage() && usage.Reported() {
-			werr = sw.usage(usage.WithTotal())
-		}
-		if werr == nil {
-			werr = sw.done()
-		}
-		a.Outcome = OutcomeOK
+		werr = sw.send(enc.end(sw.buf[:0], usage))
+		a.rec.Outcome = OutcomeOK
 		if werr != nil {
-			a.Outcome = OutcomeClientClosed
+			a.rec.Outcome = OutcomeClientClosed
 		}
-		g.logAttempt(a)
+		g.logAttempt(a.rec)
 		g.logRequest(rc, http.StatusOK, rt.id, nil)
 	}
 }
 
-// sseWriter writes and flushes one event at a time: neither the gateway nor the platform
-// holds tokens back.
+// sseWriter writes and flushes events: neither the gateway nor the platform holds tokens
+// back.
 type sseWriter struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
-	enc *openai.ChunkEncoder
 	buf []byte
 }
 
-func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), enc: enc, buf: make([]byte, 0, 512)}
-}
-
-// delta writes one chunk; it flushes unless the upstream already has the next event in hand.
-func (s *sseWriter) delta(d *openai.Delta, first bool, p providers.Pending) error {
-	s.buf = s.enc.AppendDelta(s.buf[:0], d, first)
+// emit writes b (the events of one delta); it flushes unless the upstream already has the
+// next event in hand.
+func (s *sseWriter) emit(b []byte, p llm.Pending) error {
+	s.buf = b
+	if len(b) == 0 {
+		return nil
+	}
 	if p != nil && p.Pending() {
-		_, err := s.w.Write(s.buf)
+		_, err := s.w.Write(b)
 		return err
 	}
-	return s.send()
+	return s.send(b)
 }
 
-func (s *sseWriter) usage(u *openai.Usage) error {
-	s.buf = s.enc.AppendUsage(s.buf[:0], u)
-	return s.send()
-}
-
-func (s *sseWriter) done() error {
-	s.buf = append(s.buf[:0], openai.Done...)
-	return s.send()
-}
-
-func (s *sseWriter) fail(e *openai.Error) {
-	s.buf = openai.AppendErrorEvent(s.buf[:0], e)
-	_ = s.send()
-}
-
-func (s *sseWriter) send() error {
-	if _, err := s.w.Write(s.buf); err != nil {
+func (s *sseWriter) send(b []byte) error {
+	s.buf = b
+	if _, err := s.w.Write(b); err != nil {
 		return err
 	}
 	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {

@@ -43,6 +43,13 @@ type RawEvent struct {
 	Data []byte
 }
 
+// Content reports whether the delta carries any part of the answer (text, reasoning, a tool
+// call or the stop), as opposed to usage alone.
+func (d *Delta) Content() bool {
+	return d.Text != "" || d.Refusal != "" || len(d.ToolCalls) > 0 || d.Stop != "" ||
+		d.Thinking != "" || d.Signature != "" || d.RedactedThinking != ""
+}
+
 // ToolCallDelta is a fragment of a streamed tool call. The first fragment of a call carries ID
 // and Name; later ones only Arguments. Index is the call's position among the answer's tool
 // calls (dense, from 0), never a provider's content-block index.

@@ -68,6 +68,10 @@ type Request struct {
 	Thinking   *Thinking
 
 	Stream bool
+	// PassThrough is the client's wire when its door passes an upstream of the same wire
+	// through (the Messages door: WireAnthropic): providers of that wire then attach their
+	// events and answers verbatim (Delta.Raw, Answer.Raw).
+	PassThrough Wire
 
 	// LateSystem says what a backend that takes system instructions only before the
 	// conversation does with a system or developer message that comes after it began.
@@ -179,6 +183,18 @@ func (m *Message) HasText() bool {
 func (m *Message) ToolUses() int {
 	n := 0
 	for i := range m.Parts {
+		if m.Parts[i].Kind == PartToolUse {
+			n++
+		}
+	}
+	return n
+}
+
+// ToolUsesBefore counts the tool_use parts before Parts[j]: the OpenAI tool_calls index of
+// the call at j.
+func (m *Message) ToolUsesBefore(j int) int {
+	n := 0
+	for i := 0; i < j && i < len(m.Parts); i++ {
 		if m.Parts[i].Kind == PartToolUse {
 			n++
 		}

@@ -1,6 +1,10 @@
 package openai
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fngate/fngate/core/llm"
+)
 
 // A typical agent request: a system prompt, a few turns, a tool round trip and two tools.
 const benchChat = `{"model":"gw/model","max_completion_tokens":512,"temperature":0.2,"stream":true,"stream_options":{"include_usage":true},
@@ -28,7 +32,7 @@ func BenchmarkDecodeChat(b *testing.B) {
 // BenchmarkChunkEncode is the per-token cost of the SSE encoding.
 func BenchmarkChunkEncode(b *testing.B) {
 	e := NewChatChunkEncoder("chatcmpl-0123456789abcdefghijklmn", 1700000000, "gw/model", true)
-	d := Delta{Content: " token"}
+	d := llm.Delta{Text: " token"}
 	buf := make([]byte, 0, 512)
 	b.ReportAllocs()
 	for b.Loop() {

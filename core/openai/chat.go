@@ -5,7 +5,11 @@
 // it, never silently dropped, so a client never believes a setting took effect when it did not.
 package openai
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/fngate/fngate/core/llm"
+)
 
 // ChatRequest is the subset of POST /v1/chat/completions the gateway serves. Decoding refuses
 // every other field (see DecodeChat).
@@ -162,4 +166,71 @@ func (tc ToolChoice) MarshalJSON() ([]byte, error) {
 	b := []byte(`{"type":"function","function":{"name":`)
 	b = AppendString(b, tc.Function)
 	return append(b, "}}"...), nil
+}
+
+// Request converts the decoded request into the gateway's: each message keeps its role and
+// place (tool messages become user messages holding one tool result, assistant tool calls
+// become tool_use parts after the text), so a translation back to the OpenAI wire writes the
+// same messages.
+func (r *ChatRequest) Request() *llm.Request {
+	req := &llm.Request{
+		Op:             llm.OpChat,
+		Model:          r.Model,
+		MaxTokens:      r.MaxCompletionTokens,
+		MaxTokensParam: "max_completion_tokens",
+		Temperature:    r.Temperature,
+		Stream:         r.Stream,
+		User:           r.User,
+		Metadata:       r.Metadata,
+		LateSystem:     llm.LateSystemRefuse,
+		Messages:       make([]llm.Message, len(r.Messages)),
+	}
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		out := &req.Messages[i]
+		switch m.Role {
+		case RoleTool:
+			out.Role = llm.RoleUser
+			out.Parts = []llm.Part{{Kind: llm.PartToolResult, ToolUseID: m.ToolCallID, Text: m.Text()}}
+			continue
+		case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant:
+			out.Role = m.Role
+		}
+		n := len(m.ToolCalls)
+		if m.Content != nil {
+			n++
+		}
+		out.Parts = make([]llm.Part, 0, n)
+		if m.Content != nil {
+			out.Parts = append(out.Parts, llm.Part{Kind: llm.PartText, Text: *m.Content})
+		}
+		for j := range m.ToolCalls {
+			tc := &m.ToolCalls[j]
+			out.Parts = append(out.Parts, llm.Part{Kind: llm.PartToolUse, ID: tc.ID, Name: tc.Function.Name, Input: tc.Function.Arguments})
+		}
+	}
+	if len(r.Tools) > 0 {
+		req.Tools = make([]llm.Tool, len(r.Tools))
+		for i := range r.Tools {
+			f := &r.Tools[i].Function
+			req.Tools[i] = llm.Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters, Strict: f.Strict}
+		}
+	}
+	if tc := r.ToolChoice; tc != nil {
+		c := &llm.ToolChoice{Mode: tc.Mode}
+		if tc.Mode == ToolChoiceFunction {
+			c.Mode, c.Name = llm.ToolChoiceTool, tc.Function
+		}
+		req.ToolChoice = c
+	}
+	return req
+}
+
+// DecodeChatRequest decodes and validates a chat completion body into the gateway's request.
+func DecodeChatRequest(body []byte, lim Limits) (*llm.Request, *llm.Error) {
+	r, e := DecodeChat(body, lim)
+	if e != nil {
+		return nil, e
+	}
+	return r.Request(), nil
 }

@@ -1,33 +1,10 @@
 package openai
 
-import "strconv"
+import (
+	"strconv"
 
-// Delta is one normalized increment of a streamed answer: what every provider's stream
-// translator produces and what the gateway turns into SSE chunks.
-type Delta struct {
-	Content      string
-	Refusal      string
-	ToolCalls    []ToolCallDelta
-	FinishReason string
-	// Usage, when set, is the usage reported so far; later deltas refine it.
-	Usage *Usage
-}
-
-// Visible reports whether the delta carries something the client sees. A stream commits to
-// its route at the first visible delta; role preambles, pings and usage-only events are not.
-func (d *Delta) Visible() bool {
-	return d.Content != "" || d.Refusal != "" || len(d.ToolCalls) > 0 || d.FinishReason != ""
-}
-
-// ToolCallDelta is a fragment of a streamed tool call. The first fragment of a call carries ID
-// and Name; later ones only Arguments. Index is the call's position in the final tool_calls
-// array (dense, from 0), never a provider's content-block index.
-type ToolCallDelta struct {
-	Index     int
-	ID        string
-	Name      string
-	Arguments string
-}
+	"github.com/fngate/fngate/core/llm"
+)
 
 // ChunkEncoder writes the SSE events of one stream. The JSON before "choices" is identical in
 // every chunk, so it is rendered once.
@@ -61,14 +38,15 @@ func newChunkEncoder(object, id string, created int64, model string, includeUsag
 	return &ChunkEncoder{head: h, includeUsage: includeUsage, text: text}
 }
 
-// AppendDelta appends one SSE event for d (content, tool calls and finish reason; usage is
-// sent separately by AppendUsage). withRole marks the first chunk of the answer, which
+// AppendDelta appends one SSE event for d (text, refusal, tool calls and the stop as the
+// finish reason; usage is sent separately by AppendUsage, and reasoning is not part of
+// OpenAI's chunk). withRole marks the first chunk of the answer, which
 // carries the assistant role as OpenAI's first chunk does.
-func (e *ChunkEncoder) AppendDelta(b []byte, d *Delta, withRole bool) []byte {
+func (e *ChunkEncoder) AppendDelta(b []byte, d *llm.Delta, withRole bool) []byte {
 	b = append(b, e.head...)
 	if e.text {
 		b = append(b, `{"text":`...)
-		b = AppendString(b, d.Content)
+		b = AppendString(b, d.Text)
 		b = append(b, `,"index":0,"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `{"index":0,"delta":{`...)
@@ -82,10 +60,10 @@ func (e *ChunkEncoder) AppendDelta(b []byte, d *Delta, withRole bool) []byte {
 			b = append(b, `"role":"assistant"`...)
 		}
 		switch {
-		case d.Content != "" || (withRole && len(d.ToolCalls) == 0):
+		case d.Text != "" || (withRole && len(d.ToolCalls) == 0):
 			sep()
 			b = append(b, `"content":`...)
-			b = AppendString(b, d.Content)
+			b = AppendString(b, d.Text)
 		case withRole:
 			b = append(b, `,"content":null`...)
 		}
@@ -100,8 +78,8 @@ func (e *ChunkEncoder) AppendDelta(b []byte, d *Delta, withRole bool) []byte {
 		}
 		b = append(b, `},"logprobs":null,"finish_reason":`...)
 	}
-	if d.FinishReason != "" {
-		b = AppendString(b, d.FinishReason)
+	if d.Stop != "" {
+		b = AppendString(b, FinishReason(d.Stop))
 	} else {
 		b = append(b, "null"...)
 	}
@@ -113,25 +91,17 @@ func (e *ChunkEncoder) AppendDelta(b []byte, d *Delta, withRole bool) []byte {
 }
 
 // AppendUsage appends the final usage chunk (empty choices), sent with include_usage.
-func (e *ChunkEncoder) AppendUsage(b []byte, u *Usage) []byte {
+func (e *ChunkEncoder) AppendUsage(b []byte, u *llm.Usage) []byte {
 	b = append(b, e.head...)
 	b = append(b, `],"usage":`...)
-	b = u.AppendJSON(b)
+	b = AppendUsage(b, u)
 	return append(b, "}\n\n"...)
 }
 
 // Done is the stream's successful end.
 const Done = "data: [DONE]\n\n"
 
-// AppendErrorEvent appends the in-band error that ends a stream after output was sent; the
-// stream then closes without [DONE] so no client mistakes a broken answer for a finished one.
-func AppendErrorEvent(b []byte, err *Error) []byte {
-	b = append(b, "data: "...)
-	b = err.AppendJSON(b)
-	return append(b, "\n\n"...)
-}
-
-func appendToolCallDeltas(b []byte, calls []ToolCallDelta) []byte {
+func appendToolCallDeltas(b []byte, calls []llm.ToolCallDelta) []byte {
 	b = append(b, `"tool_calls":[`...)
 	for i := range calls {
 		tc := &calls[i]
@@ -153,4 +123,11 @@ func appendToolCallDeltas(b []byte, calls []ToolCallDelta) []byte {
 		b = append(b, "}}"...)
 	}
 	return append(b, ']')
+}
+
+// Visible reports whether d carries something a Chat Completions client sees: the stream
+// commits to its route at the first such delta (reasoning, signatures and usage alone are
+// not).
+func Visible(d *llm.Delta) bool {
+	return d.Text != "" || d.Refusal != "" || len(d.ToolCalls) > 0 || d.Stop != ""
 }

@@ -1,5 +1,7 @@
 package openai
 
+import "github.com/fngate/fngate/core/llm"
+
 // CompletionRequest is the subset of the legacy POST /v1/completions the gateway serves: one
 // string prompt and one choice. In this API max_tokens is the current name, not a legacy one.
 type CompletionRequest struct {
@@ -19,27 +21,41 @@ func (r *CompletionRequest) IncludeUsage() bool {
 }
 
 // DecodeCompletion decodes and validates a legacy completion request body.
-func DecodeCompletion(body []byte) (*CompletionRequest, *Error) {
+func DecodeCompletion(body []byte) (*CompletionRequest, *llm.Error) {
 	req := new(CompletionRequest)
 	if e := decodeStrict(body, req); e != nil {
 		if e.Param == "prompt" {
-			e = Unsupported("prompt", "prompt must be a single string: prompt arrays and token arrays are not supported")
+			e = llm.Unsupported("prompt", "prompt must be a single string: prompt arrays and token arrays are not supported")
 		}
 		return nil, e
 	}
 	switch {
 	case req.Model == "":
-		return nil, BadRequest("model", "you must provide a model parameter")
+		return nil, llm.BadRequest("model", "you must provide a model parameter")
 	case req.Prompt == nil:
-		return nil, BadRequest("prompt", "prompt is required")
+		return nil, llm.BadRequest("prompt", "prompt is required")
 	case req.MaxTokens != nil && *req.MaxTokens < 1:
-		return nil, BadRequest("max_tokens", "max_tokens must be at least 1")
+		return nil, llm.BadRequest("max_tokens", "max_tokens must be at least 1")
 	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2):
-		return nil, BadRequest("temperature", "temperature must be between 0 and 2")
+		return nil, llm.BadRequest("temperature", "temperature must be between 0 and 2")
 	case req.N != nil && *req.N != 1:
-		return nil, Unsupported("n", "n must be 1: the gateway returns exactly one choice")
+		return nil, llm.Unsupported("n", "n must be 1: the gateway returns exactly one choice")
 	case req.StreamOptions != nil && !req.Stream:
-		return nil, BadRequest("stream_options", "stream_options is only allowed when stream is true")
+		return nil, llm.BadRequest("stream_options", "stream_options is only allowed when stream is true")
 	}
 	return req, nil
+}
+
+// Request converts the decoded request into the gateway's.
+func (r *CompletionRequest) Request() *llm.Request {
+	return &llm.Request{
+		Op:             llm.OpCompletion,
+		Model:          r.Model,
+		Prompt:         *r.Prompt,
+		MaxTokens:      r.MaxTokens,
+		MaxTokensParam: "max_tokens",
+		Temperature:    r.Temperature,
+		Stream:         r.Stream,
+		User:           r.User,
+	}
 }

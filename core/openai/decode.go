@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fngate/fngate/core/llm"
 )
 
 // openAIFields are request fields OpenAI defines that the gateway deliberately does not
@@ -53,49 +55,49 @@ func newStrictDecoder(b []byte) *json.Decoder {
 // trailing data. The typed decode is the fast path; only when it fails is the body parsed a
 // second time, generically, to name the exact parameter at fault (encoding/json reports
 // neither array indexes nor the path of an unknown field).
-func decodeStrict(body []byte, v any) *Error {
+func decodeStrict(body []byte, v any) *llm.Error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return BadRequest("", "The request body is empty: send a JSON object.")
+		return llm.BadRequest("", "The request body is empty: send a JSON object.")
 	}
 	d := newStrictDecoder(body)
 	err := d.Decode(v)
 	if err == nil {
 		if rest := bytes.TrimSpace(body[d.InputOffset():]); len(rest) > 0 {
-			return BadRequest("", "We could not parse the JSON body of your request: unexpected data after the top-level object.")
+			return llm.BadRequest("", "We could not parse the JSON body of your request: unexpected data after the top-level object.")
 		}
 		return nil
 	}
 	return diagnose(body, reflect.TypeOf(v).Elem(), err)
 }
 
-func diagnose(body []byte, t reflect.Type, decodeErr error) *Error {
+func diagnose(body []byte, t reflect.Type, decodeErr error) *llm.Error {
 	var fe *FieldError
 	if errors.As(decodeErr, &fe) {
-		return BadRequest(fe.Param, fe.Message)
+		return llm.BadRequest(fe.Param, fe.Message)
 	}
 	var syn *json.SyntaxError
 	if errors.As(decodeErr, &syn) {
-		return BadRequest("", fmt.Sprintf("We could not parse the JSON body of your request: %s (at byte %d).", syn.Error(), syn.Offset))
+		return llm.BadRequest("", fmt.Sprintf("We could not parse the JSON body of your request: %s (at byte %d).", syn.Error(), syn.Offset))
 	}
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.UseNumber()
 	var generic any
 	if err := d.Decode(&generic); err != nil {
-		return BadRequest("", "We could not parse the JSON body of your request: "+err.Error()+".")
+		return llm.BadRequest("", "We could not parse the JSON body of your request: "+err.Error()+".")
 	}
 	if _, ok := generic.(map[string]any); !ok {
-		return BadRequest("", "The request body must be a JSON object.")
+		return llm.BadRequest("", "The request body must be a JSON object.")
 	}
 	if e := walk(generic, t, ""); e != nil {
 		return e
 	}
-	return BadRequest("", "Invalid request: "+decodeErr.Error())
+	return llm.BadRequest("", "Invalid request: "+decodeErr.Error())
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
-func walk(v any, t reflect.Type, path string) *Error {
+func walk(v any, t reflect.Type, path string) *llm.Error {
 	if v == nil {
 		return nil // null leaves a Go value at its zero, as encoding/json does
 	}
@@ -107,9 +109,9 @@ func walk(v any, t reflect.Type, path string) *Error {
 		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
 			var fe *FieldError
 			if errors.As(err, &fe) {
-				return BadRequest(fe.Param, fe.Message)
+				return llm.BadRequest(fe.Param, fe.Message)
 			}
-			return BadRequest(path, path+": "+err.Error())
+			return llm.BadRequest(path, path+": "+err.Error())
 		}
 		return nil
 	}
@@ -158,7 +160,7 @@ func walk(v any, t reflect.Type, path string) *Error {
 	case reflect.String:
 		if _, ok := v.(string); !ok {
 			if _, isArr := v.([]any); isArr && strings.HasSuffix(path, ".content") {
-				return Unsupported(path, path+": content-part arrays (text, image, audio or file parts) are not supported; send content as a string")
+				return llm.Unsupported(path, path+": content-part arrays (text, image, audio or file parts) are not supported; send content as a string")
 			}
 			return typeError(path, "a string", v)
 		}
@@ -172,7 +174,7 @@ func walk(v any, t reflect.Type, path string) *Error {
 			return typeError(path, "an integer", v)
 		}
 		if _, err := strconv.ParseInt(string(n), 10, 64); err != nil {
-			return BadRequest(path, path+": expected an integer, got "+string(n))
+			return llm.BadRequest(path, path+": expected an integer, got "+string(n))
 		}
 	case reflect.Float64, reflect.Float32:
 		if _, ok := v.(json.Number); !ok {
@@ -204,22 +206,22 @@ func fieldByJSONName(t reflect.Type, name string) (reflect.StructField, bool) {
 	return fold, found
 }
 
-func refusedField(path, key string) *Error {
+func refusedField(path, key string) *llm.Error {
 	if !strings.Contains(path, ".") && !strings.Contains(path, "[") {
 		if msg, known := openAIFields[key]; known {
 			if msg == "" {
 				msg = key + " is not supported by this gateway; remove it from the request"
 			}
-			return Unsupported(path, msg)
+			return llm.Unsupported(path, msg)
 		}
-		return &Error{Status: 400, Type: TypeInvalidRequest, Param: path, Code: "unknown_parameter",
+		return &llm.Error{Status: 400, Type: llm.TypeInvalidRequest, Param: path, Code: "unknown_parameter",
 			Message: "Unrecognized request argument supplied: " + key}
 	}
-	return Unsupported(path, path+" is not supported by this gateway")
+	return llm.Unsupported(path, path+" is not supported by this gateway")
 }
 
-func typeError(path, want string, got any) *Error {
-	return BadRequest(path, path+": expected "+want+", got "+jsonKind(got))
+func typeError(path, want string, got any) *llm.Error {
+	return llm.BadRequest(path, path+": expected "+want+", got "+jsonKind(got))
 }
 
 func jsonKind(v any) string {

@@ -3,66 +3,12 @@ package openai
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/fngate/fngate/core/llm"
 )
 
-// Error types the gateway sends. OpenAI SDKs choose their exception class and retry behaviour
-// from the HTTP status alone; the type only informs a human reader.
-const (
-	TypeInvalidRequest     = "invalid_request_error"
-	TypeAuthentication     = "authentication_error"
-	TypePermission         = "permission_error"
-	TypeNotFound           = "not_found_error"
-	TypeRateLimit          = "rate_limit_error"
-	TypeServer             = "server_error"
-	TypeServiceUnavailable = "service_unavailable_error"
-	TypeTimeout            = "timeout_error"
-)
-
-// Error is an error in OpenAI's wire shape together with the HTTP status that carries it.
-type Error struct {
-	Status  int
-	Type    string
-	Message string
-	Param   string // "" is sent as null
-	Code    string // "" is sent as null
-
-	// RetryAfter is forwarded as the Retry-After header (seconds or an HTTP date).
-	RetryAfter string
-	// NoRetry sends x-should-retry: false, for statuses SDKs would otherwise retry (501).
-	NoRetry bool
-}
-
-func (e *Error) Error() string {
-	if e.Param != "" {
-		return e.Message + " (param " + e.Param + ")"
-	}
-	return e.Message
-}
-
-// BadRequest is a 400 invalid_request_error naming param.
-func BadRequest(param, msg string) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Param: param, Message: msg}
-}
-
-// Unsupported is a 400 for a field or value the gateway (or a route) does not implement.
-func Unsupported(param, msg string) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Param: param, Code: "unsupported_parameter", Message: msg}
-}
-
-// UnsupportedEndpoint is the 501 for /v1/completions on a chat-only model. SDKs retry any
-// status >= 500, hence x-should-retry: false.
-func UnsupportedEndpoint(model, provider string) *Error {
-	return &Error{
-		Status:  http.StatusNotImplemented,
-		Type:    TypeInvalidRequest,
-		Code:    "unsupported_endpoint",
-		NoRetry: true,
-		Message: "The completions endpoint is not supported for " + model + " on " + provider + ". Use the chat endpoint instead.",
-	}
-}
-
-// AppendJSON appends the {"error":{...}} body.
-func (e *Error) AppendJSON(b []byte) []byte {
+// AppendError appends the {"error":{"message","type","param","code"}} body of e.
+func AppendError(b []byte, e *llm.Error) []byte {
 	b = append(b, `{"error":{"message":`...)
 	b = AppendString(b, e.Message)
 	b = append(b, `,"type":`...)
@@ -74,8 +20,8 @@ func (e *Error) AppendJSON(b []byte) []byte {
 	return append(b, "}}"...)
 }
 
-// Write sends the error as a complete JSON response.
-func (e *Error) Write(w http.ResponseWriter) {
+// WriteError sends e as a complete JSON response, with the headers that steer SDK retries.
+func WriteError(w http.ResponseWriter, e *llm.Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter != "" {
@@ -84,11 +30,19 @@ func (e *Error) Write(w http.ResponseWriter) {
 	if e.NoRetry {
 		h.Set("X-Should-Retry", "false")
 	}
-	body := e.AppendJSON(make([]byte, 0, 128+len(e.Message)))
+	body := AppendError(make([]byte, 0, 128+len(e.Message)), e)
 	body = append(body, '\n')
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(body)
+}
+
+// AppendErrorEvent appends the in-band error that ends a stream after output was sent; the
+// stream then closes without [DONE] so no client mistakes a broken answer for a finished one.
+func AppendErrorEvent(b []byte, e *llm.Error) []byte {
+	b = append(b, "data: "...)
+	b = AppendError(b, e)
+	return append(b, "\n\n"...)
 }
 
 // FieldError is a decoding failure attributable to one request parameter.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/fngate/fngate/core/llm"
 )
 
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
@@ -44,16 +46,16 @@ func FuzzAppendString(f *testing.F) {
 func TestChunkEncoder(t *testing.T) {
 	e := NewChatChunkEncoder("chatcmpl-1", 1700000000, "gw/\"model\"", true)
 	deltas := []struct {
-		d     Delta
+		d     llm.Delta
 		first bool
 		want  string
 	}{
-		{Delta{Content: "hi"}, true, `{"role":"assistant","content":"hi"}`},
-		{Delta{ToolCalls: []ToolCallDelta{{Index: 0, ID: "c1", Name: "f", Arguments: ""}}}, true, `{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":""}}]}`},
-		{Delta{ToolCalls: []ToolCallDelta{{Index: 1, Arguments: `{"a`}}}, false, `{"tool_calls":[{"index":1,"function":{"arguments":"{\"a"}}]}`},
-		{Delta{FinishReason: "stop"}, false, `{}`},
-		{Delta{Refusal: "no"}, false, `{"refusal":"no"}`},
-		{Delta{FinishReason: "stop"}, true, `{"role":"assistant","content":""}`},
+		{llm.Delta{Text: "hi"}, true, `{"role":"assistant","content":"hi"}`},
+		{llm.Delta{ToolCalls: []llm.ToolCallDelta{{Index: 0, ID: "c1", Name: "f", Arguments: ""}}}, true, `{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":""}}]}`},
+		{llm.Delta{ToolCalls: []llm.ToolCallDelta{{Index: 1, Arguments: `{"a`}}}, false, `{"tool_calls":[{"index":1,"function":{"arguments":"{\"a"}}]}`},
+		{llm.Delta{Stop: llm.StopEnd}, false, `{}`},
+		{llm.Delta{Refusal: "no"}, false, `{"refusal":"no"}`},
+		{llm.Delta{Stop: llm.StopEnd}, true, `{"role":"assistant","content":""}`},
 	}
 	for _, tc := range deltas {
 		b := e.AppendDelta(nil, &tc.d, tc.first)
@@ -80,11 +82,11 @@ func TestChunkEncoder(t *testing.T) {
 		if string(c.Choices[0].Delta) != tc.want {
 			t.Errorf("delta %s, want %s", c.Choices[0].Delta, tc.want)
 		}
-		if (c.Choices[0].FinishReason != nil) != (tc.d.FinishReason != "") {
+		if (c.Choices[0].FinishReason != nil) != (tc.d.Stop != "") {
 			t.Errorf("finish_reason %v for %+v", c.Choices[0].FinishReason, tc.d)
 		}
 	}
-	u := &Usage{PromptTokens: Int(3), CompletionTokens: Int(4)}
+	u := &llm.Usage{InputTokens: llm.Int(3), OutputTokens: llm.Int(4)}
 	b := e.AppendUsage(nil, u.WithTotal())
 	if want := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gw/\"model\"","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}` + "\n\n"; string(b) != want {
 		t.Errorf("usage chunk\n%s\nwant\n%s", b, want)
@@ -92,18 +94,18 @@ func TestChunkEncoder(t *testing.T) {
 }
 
 func TestErrorJSON(t *testing.T) {
-	b := (&Error{Status: 400, Type: TypeInvalidRequest, Message: `bad "x"`, Param: "x"}).AppendJSON(nil)
+	b := AppendError(nil, &llm.Error{Status: 400, Type: llm.TypeInvalidRequest, Message: `bad "x"`, Param: "x"})
 	if string(b) != `{"error":{"message":"bad \"x\"","type":"invalid_request_error","param":"x","code":null}}` {
 		t.Errorf("%s", b)
 	}
 }
 
 func TestUsageMerge(t *testing.T) {
-	u := Usage{}
-	u.Merge(&Usage{PromptTokens: Int(10), PromptTokensDetails: &PromptTokensDetails{CachedTokens: Int(2)}})
-	u.Merge(&Usage{CompletionTokens: Int(5)})
+	u := llm.Usage{}
+	u.Merge(&llm.Usage{InputTokens: llm.Int(10), CacheReadTokens: llm.Int(2)})
+	u.Merge(&llm.Usage{OutputTokens: llm.Int(5)})
 	u.Merge(nil)
-	got := string(u.WithTotal().AppendJSON(nil))
+	got := string(AppendUsage(nil, u.WithTotal()))
 	if got != `{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":2}}` {
 		t.Errorf("%s", got)
 	}

@@ -1,6 +1,10 @@
 package openai
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/fngate/fngate/core/llm"
+)
 
 // Finish reasons.
 const (
@@ -10,76 +14,37 @@ const (
 	FinishContentFilter = "content_filter"
 )
 
-// Usage holds token counts exactly as the provider reported them: a count it did not report
-// stays nil and is left out of the JSON, never sent as a made-up 0.
-type Usage struct {
-	PromptTokens            *int                     `json:"prompt_tokens,omitempty"`
-	CompletionTokens        *int                     `json:"completion_tokens,omitempty"`
-	TotalTokens             *int                     `json:"total_tokens,omitempty"`
-	PromptTokensDetails     *PromptTokensDetails     `json:"prompt_tokens_details,omitempty"`
-	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
+// FinishReason maps the gateway's stop reason to OpenAI's finish_reason.
+func FinishReason(s llm.StopReason) string {
+	switch s {
+	case llm.StopMaxTokens, llm.StopContextWindow:
+		return FinishLength
+	case llm.StopToolUse:
+		return FinishToolCalls
+	case llm.StopContentFilter:
+		return FinishContentFilter
+	}
+	return FinishStop
 }
 
-// PromptTokensDetails breaks down prompt tokens.
-type PromptTokensDetails struct {
-	CachedTokens *int `json:"cached_tokens,omitempty"`
+// StopReason maps an OpenAI-wire finish_reason to the gateway's stop reason. The deprecated
+// function_call is a tool call; reasons servers add beyond OpenAI's (vLLM's "abort", some
+// servers' "eos") read as a plain end, as clients would read them.
+func StopReason(finish string) llm.StopReason {
+	switch finish {
+	case FinishLength:
+		return llm.StopMaxTokens
+	case FinishToolCalls, "function_call":
+		return llm.StopToolUse
+	case FinishContentFilter:
+		return llm.StopContentFilter
+	}
+	return llm.StopEnd
 }
 
-// CompletionTokensDetails breaks down completion tokens.
-type CompletionTokensDetails struct {
-	ReasoningTokens *int `json:"reasoning_tokens,omitempty"`
-}
-
-// Int returns a pointer to n, for usage counts.
-func Int(n int) *int { return &n }
-
-// Reported reports whether any count is known.
-func (u *Usage) Reported() bool {
-	return u != nil && (u.PromptTokens != nil || u.CompletionTokens != nil || u.TotalTokens != nil)
-}
-
-// Cached returns the cached prompt tokens, if reported.
-func (u *Usage) Cached() *int {
-	if u == nil || u.PromptTokensDetails == nil {
-		return nil
-	}
-	return u.PromptTokensDetails.CachedTokens
-}
-
-// Merge overlays the counts other reports onto u. Providers that report usage in pieces
-// (Anthropic: input at message start, output at the end) build the whole this way.
-func (u *Usage) Merge(other *Usage) {
-	if other == nil {
-		return
-	}
-	if other.PromptTokens != nil {
-		u.PromptTokens = other.PromptTokens
-	}
-	if other.CompletionTokens != nil {
-		u.CompletionTokens = other.CompletionTokens
-	}
-	if other.TotalTokens != nil {
-		u.TotalTokens = other.TotalTokens
-	}
-	if c := other.Cached(); c != nil {
-		u.PromptTokensDetails = &PromptTokensDetails{CachedTokens: c}
-	}
-	if other.CompletionTokensDetails != nil && other.CompletionTokensDetails.ReasoningTokens != nil {
-		u.CompletionTokensDetails = &CompletionTokensDetails{ReasoningTokens: other.CompletionTokensDetails.ReasoningTokens}
-	}
-}
-
-// WithTotal fills total_tokens from reported prompt and completion counts when the provider
-// gave both but no total: a sum of reported counts is not a guess.
-func (u *Usage) WithTotal() *Usage {
-	if u != nil && u.TotalTokens == nil && u.PromptTokens != nil && u.CompletionTokens != nil {
-		u.TotalTokens = Int(*u.PromptTokens + *u.CompletionTokens)
-	}
-	return u
-}
-
-// AppendJSON appends the usage object with only the reported counts.
-func (u *Usage) AppendJSON(b []byte) []byte {
+// AppendUsage appends OpenAI's usage object with only the reported counts: prompt_tokens is
+// the whole input, cached_tokens its share read from a cache.
+func AppendUsage(b []byte, u *llm.Usage) []byte {
 	b = append(b, '{')
 	first := true
 	field := func(name string, v *int) {
@@ -95,10 +60,10 @@ func (u *Usage) AppendJSON(b []byte) []byte {
 		b = append(b, '"', ':')
 		b = appendInt(b, *v)
 	}
-	field("prompt_tokens", u.PromptTokens)
-	field("completion_tokens", u.CompletionTokens)
+	field("prompt_tokens", u.InputTokens)
+	field("completion_tokens", u.OutputTokens)
 	field("total_tokens", u.TotalTokens)
-	if c := u.Cached(); c != nil {
+	if c := u.CacheReadTokens; c != nil {
 		if !first {
 			b = append(b, ',')
 		}
@@ -107,28 +72,20 @@ func (u *Usage) AppendJSON(b []byte) []byte {
 		b = appendInt(b, *c)
 		b = append(b, '}')
 	}
-	if u.CompletionTokensDetails != nil && u.CompletionTokensDetails.ReasoningTokens != nil {
+	if r := u.ReasoningTokens; r != nil {
 		if !first {
 			b = append(b, ',')
 		}
 		b = append(b, `"completion_tokens_details":{"reasoning_tokens":`...)
-		b = appendInt(b, *u.CompletionTokensDetails.ReasoningTokens)
+		b = appendInt(b, *r)
 		b = append(b, '}')
 	}
 	return append(b, '}')
 }
 
-// Completion is a finished answer from a provider, in OpenAI terms.
-type Completion struct {
-	Content      *string // nil when the model produced no text
-	Refusal      *string // OpenAI's refusal text, when the model refused
-	ToolCalls    []ToolCall
-	FinishReason string
-	Usage        Usage
-}
-
-// AppendChatCompletion appends a chat.completion object with one choice.
-func AppendChatCompletion(b []byte, id string, created int64, model string, c *Completion) []byte {
+// AppendChatCompletion appends a chat.completion object with one choice: the answer's text
+// parts joined as the content (null when there is none), its tool_use parts as tool_calls.
+func AppendChatCompletion(b []byte, id string, created int64, model string, a *llm.Answer) []byte {
 	b = append(b, `{"id":`...)
 	b = AppendString(b, id)
 	b = append(b, `,"object":"chat.completion","created":`...)
@@ -136,46 +93,51 @@ func AppendChatCompletion(b []byte, id string, created int64, model string, c *C
 	b = append(b, `,"model":`...)
 	b = AppendString(b, model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	if c.Content != nil {
-		b = AppendString(b, *c.Content)
+	if text, ok := a.Text(); ok {
+		b = AppendString(b, text)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"refusal":`...)
-	if c.Refusal != nil {
-		b = AppendString(b, *c.Refusal)
+	if a.Refusal != nil {
+		b = AppendString(b, *a.Refusal)
 	} else {
 		b = append(b, "null"...)
 	}
-	if len(c.ToolCalls) > 0 {
+	if a.ToolUses() > 0 {
 		b = append(b, `,"tool_calls":[`...)
-		for i := range c.ToolCalls {
-			if i > 0 {
+		n := 0
+		for i := range a.Parts {
+			p := &a.Parts[i]
+			if p.Kind != llm.PartToolUse {
+				continue
+			}
+			if n > 0 {
 				b = append(b, ',')
 			}
-			tc := &c.ToolCalls[i]
+			n++
 			b = append(b, `{"id":`...)
-			b = AppendString(b, tc.ID)
+			b = AppendString(b, p.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = AppendString(b, tc.Function.Name)
+			b = AppendString(b, p.Name)
 			b = append(b, `,"arguments":`...)
-			b = AppendString(b, tc.Function.Arguments)
+			b = AppendString(b, p.Input)
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `},"logprobs":null,"finish_reason":`...)
-	b = AppendString(b, c.FinishReason)
+	b = AppendString(b, FinishReason(a.Stop))
 	b = append(b, "}]"...)
-	if c.Usage.Reported() {
+	if a.Usage.Reported() {
 		b = append(b, `,"usage":`...)
-		b = c.Usage.AppendJSON(b)
+		b = AppendUsage(b, &a.Usage)
 	}
 	return append(b, '}')
 }
 
 // AppendTextCompletion appends a text_completion object (legacy /v1/completions).
-func AppendTextCompletion(b []byte, id string, created int64, model string, c *Completion) []byte {
+func AppendTextCompletion(b []byte, id string, created int64, model string, a *llm.Answer) []byte {
 	b = append(b, `{"id":`...)
 	b = AppendString(b, id)
 	b = append(b, `,"object":"text_completion","created":`...)
@@ -183,17 +145,14 @@ func AppendTextCompletion(b []byte, id string, created int64, model string, c *C
 	b = append(b, `,"model":`...)
 	b = AppendString(b, model)
 	b = append(b, `,"choices":[{"text":`...)
-	if c.Content != nil {
-		b = AppendString(b, *c.Content)
-	} else {
-		b = append(b, `""`...)
-	}
+	text, _ := a.Text()
+	b = AppendString(b, text)
 	b = append(b, `,"index":0,"logprobs":null,"finish_reason":`...)
-	b = AppendString(b, c.FinishReason)
+	b = AppendString(b, FinishReason(a.Stop))
 	b = append(b, "}]"...)
-	if c.Usage.Reported() {
+	if a.Usage.Reported() {
 		b = append(b, `,"usage":`...)
-		b = c.Usage.AppendJSON(b)
+		b = AppendUsage(b, &a.Usage)
 	}
 	return append(b, '}')
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/fngate/fngate/core/llm"
 )
 
 // Limits bounds what one request may carry. Zero fields take the defaults below.
@@ -46,7 +48,7 @@ func (l Limits) withDefaults() Limits {
 // DecodeChat decodes and validates a chat completion request body. Model-specific rules (the
 // token ceiling, price-driven requirements, provider limits) are checked later, once the model
 // and its routes are known.
-func DecodeChat(body []byte, lim Limits) (*ChatRequest, *Error) {
+func DecodeChat(body []byte, lim Limits) (*ChatRequest, *llm.Error) {
 	req := new(ChatRequest)
 	if e := decodeStrict(body, req); e != nil {
 		return nil, e
@@ -57,30 +59,30 @@ func DecodeChat(body []byte, lim Limits) (*ChatRequest, *Error) {
 	return req, nil
 }
 
-func (r *ChatRequest) validate(lim Limits) *Error {
+func (r *ChatRequest) validate(lim Limits) *llm.Error {
 	if r.Model == "" {
-		return BadRequest("model", "you must provide a model parameter")
+		return llm.BadRequest("model", "you must provide a model parameter")
 	}
 	if len(r.Messages) == 0 {
-		return BadRequest("messages", "messages is required and must hold at least one message")
+		return llm.BadRequest("messages", "messages is required and must hold at least one message")
 	}
 	if len(r.Messages) > lim.MaxMessages {
-		return BadRequest("messages", "too many messages: "+strconv.Itoa(len(r.Messages))+" (limit "+strconv.Itoa(lim.MaxMessages)+")")
+		return llm.BadRequest("messages", "too many messages: "+strconv.Itoa(len(r.Messages))+" (limit "+strconv.Itoa(lim.MaxMessages)+")")
 	}
 	if e := validateMessages(r.Messages, lim); e != nil {
 		return e
 	}
 	if r.MaxCompletionTokens != nil && *r.MaxCompletionTokens < 1 {
-		return BadRequest("max_completion_tokens", "max_completion_tokens must be at least 1")
+		return llm.BadRequest("max_completion_tokens", "max_completion_tokens must be at least 1")
 	}
 	if r.Temperature != nil && (math.IsNaN(*r.Temperature) || *r.Temperature < 0 || *r.Temperature > 2) {
-		return BadRequest("temperature", "temperature must be between 0 and 2")
+		return llm.BadRequest("temperature", "temperature must be between 0 and 2")
 	}
 	if r.N != nil && *r.N != 1 {
-		return Unsupported("n", "n must be 1: the gateway returns exactly one choice")
+		return llm.Unsupported("n", "n must be 1: the gateway returns exactly one choice")
 	}
 	if r.StreamOptions != nil && !r.Stream {
-		return BadRequest("stream_options", "stream_options is only allowed when stream is true")
+		return llm.BadRequest("stream_options", "stream_options is only allowed when stream is true")
 	}
 	if e := validateTools(r.Tools, r.ToolChoice, lim); e != nil {
 		return e
@@ -88,7 +90,7 @@ func (r *ChatRequest) validate(lim Limits) *Error {
 	return validateMetadata(r.Metadata, lim)
 }
 
-func validateMessages(msgs []Message, lim Limits) *Error {
+func validateMessages(msgs []Message, lim Limits) *llm.Error {
 	// Tool results must answer a call of the assistant turn just before them; providers such as
 	// Anthropic and Bedrock reject orphans, so refusing here gives the same answer on every route.
 	pending := map[string]bool{}
@@ -103,58 +105,58 @@ func validateMessages(msgs []Message, lim Limits) *Error {
 			return e
 		}
 		if m.Role != RoleAssistant && len(m.ToolCalls) > 0 {
-			return BadRequest(p+".tool_calls", p+".tool_calls is only allowed on assistant messages")
+			return llm.BadRequest(p+".tool_calls", p+".tool_calls is only allowed on assistant messages")
 		}
 		if m.Role != RoleTool && m.ToolCallID != "" {
-			return BadRequest(p+".tool_call_id", p+".tool_call_id is only allowed on tool messages")
+			return llm.BadRequest(p+".tool_call_id", p+".tool_call_id is only allowed on tool messages")
 		}
 		switch m.Role {
 		case RoleSystem, RoleDeveloper, RoleUser:
 			if m.Content == nil {
-				return BadRequest(p+".content", p+".content is required for role "+m.Role)
+				return llm.BadRequest(p+".content", p+".content is required for role "+m.Role)
 			}
 		case RoleAssistant:
 			if m.Content == nil && len(m.ToolCalls) == 0 {
-				return BadRequest(p+".content", p+".content is required unless tool_calls is given")
+				return llm.BadRequest(p+".content", p+".content is required unless tool_calls is given")
 			}
 			if len(m.ToolCalls) > lim.MaxToolCalls {
-				return BadRequest(p+".tool_calls", "too many tool calls in "+p)
+				return llm.BadRequest(p+".tool_calls", "too many tool calls in "+p)
 			}
 			pendingFrom = i
 			for j := range m.ToolCalls {
 				tc := &m.ToolCalls[j]
 				tp := p + ".tool_calls[" + strconv.Itoa(j) + "]"
 				if tc.ID == "" {
-					return BadRequest(tp+".id", tp+".id is required")
+					return llm.BadRequest(tp+".id", tp+".id is required")
 				}
 				if tc.Type != "function" {
-					return Unsupported(tp+".type", tp+".type must be \"function\"")
+					return llm.Unsupported(tp+".type", tp+".type must be \"function\"")
 				}
 				if tc.Function.Name == "" {
-					return BadRequest(tp+".function.name", tp+".function.name is required")
+					return llm.BadRequest(tp+".function.name", tp+".function.name is required")
 				}
 				if pending[tc.ID] {
-					return BadRequest(tp+".id", "duplicate tool call id "+quote(tc.ID)+" in "+p)
+					return llm.BadRequest(tp+".id", "duplicate tool call id "+quote(tc.ID)+" in "+p)
 				}
 				pending[tc.ID] = true
 			}
 		case RoleTool:
 			if m.ToolCallID == "" {
-				return BadRequest(p+".tool_call_id", p+".tool_call_id is required for role tool")
+				return llm.BadRequest(p+".tool_call_id", p+".tool_call_id is required for role tool")
 			}
 			if m.Content == nil {
-				return BadRequest(p+".content", p+".content is required for role tool")
+				return llm.BadRequest(p+".content", p+".content is required for role tool")
 			}
 			if !pending[m.ToolCallID] {
-				return BadRequest(p+".tool_call_id", p+" answers tool call "+quote(m.ToolCallID)+", which the preceding assistant message did not make")
+				return llm.BadRequest(p+".tool_call_id", p+" answers tool call "+quote(m.ToolCallID)+", which the preceding assistant message did not make")
 			}
 			delete(pending, m.ToolCallID)
 		case "":
-			return BadRequest(p+".role", p+".role is required")
+			return llm.BadRequest(p+".role", p+".role is required")
 		case "function":
-			return Unsupported(p+".role", "the function role is deprecated and not supported: use tool")
+			return llm.Unsupported(p+".role", "the function role is deprecated and not supported: use tool")
 		default:
-			return BadRequest(p+".role", p+".role must be one of system, developer, user, assistant or tool, got "+quote(m.Role))
+			return llm.BadRequest(p+".role", p+".role must be one of system, developer, user, assistant or tool, got "+quote(m.Role))
 		}
 	}
 	if len(pending) > 0 {
@@ -163,20 +165,20 @@ func validateMessages(msgs []Message, lim Limits) *Error {
 	return nil
 }
 
-func unansweredToolCall(from int, pending map[string]bool) *Error {
+func unansweredToolCall(from int, pending map[string]bool) *llm.Error {
 	ids := make([]string, 0, len(pending))
 	for id := range pending {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	p := "messages[" + strconv.Itoa(from) + "]"
-	return BadRequest(p+".tool_calls", "an assistant message with tool_calls must be followed by tool messages answering each call; "+p+" has no result for "+quote(ids[0]))
+	return llm.BadRequest(p+".tool_calls", "an assistant message with tool_calls must be followed by tool messages answering each call; "+p+" has no result for "+quote(ids[0]))
 }
 
 // validateEchoedFields accepts the response-only fields an SDK puts back into the history
 // (refusal, annotations, audio, function_call) only when they carry nothing.
-func validateEchoedFields(m *Message, p string) *Error {
-	check := func(name string, raw json.RawMessage) *Error {
+func validateEchoedFields(m *Message, p string) *llm.Error {
+	check := func(name string, raw json.RawMessage) *llm.Error {
 		if len(raw) == 0 {
 			return nil
 		}
@@ -186,7 +188,7 @@ func validateEchoedFields(m *Message, p string) *Error {
 				return nil
 			}
 		}
-		return Unsupported(p+"."+name, p+"."+name+" is not supported by this gateway")
+		return llm.Unsupported(p+"."+name, p+"."+name+" is not supported by this gateway")
 	}
 	for _, f := range [...]struct {
 		name string
@@ -199,36 +201,36 @@ func validateEchoedFields(m *Message, p string) *Error {
 	return nil
 }
 
-func validateTools(tools []Tool, choice *ToolChoice, lim Limits) *Error {
+func validateTools(tools []Tool, choice *ToolChoice, lim Limits) *llm.Error {
 	if len(tools) > lim.MaxTools {
-		return BadRequest("tools", "too many tools: "+strconv.Itoa(len(tools))+" (limit "+strconv.Itoa(lim.MaxTools)+")")
+		return llm.BadRequest("tools", "too many tools: "+strconv.Itoa(len(tools))+" (limit "+strconv.Itoa(lim.MaxTools)+")")
 	}
 	names := make(map[string]bool, len(tools))
 	for i := range tools {
 		t := &tools[i]
 		p := "tools[" + strconv.Itoa(i) + "]"
 		if t.Type != "function" {
-			return Unsupported(p+".type", "only function tools are supported: "+p+".type must be \"function\"")
+			return llm.Unsupported(p+".type", "only function tools are supported: "+p+".type must be \"function\"")
 		}
 		if !validFunctionName(t.Function.Name) {
-			return BadRequest(p+".function.name", p+".function.name must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash")
+			return llm.BadRequest(p+".function.name", p+".function.name must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash")
 		}
 		if names[t.Function.Name] {
-			return BadRequest(p+".function.name", "duplicate tool name "+quote(t.Function.Name))
+			return llm.BadRequest(p+".function.name", "duplicate tool name "+quote(t.Function.Name))
 		}
 		names[t.Function.Name] = true
 		if ps := bytes.TrimSpace(t.Function.Parameters); len(ps) > 0 && ps[0] != '{' && string(ps) != "null" {
-			return BadRequest(p+".function.parameters", p+".function.parameters must be a JSON Schema object")
+			return llm.BadRequest(p+".function.parameters", p+".function.parameters must be a JSON Schema object")
 		}
 	}
 	if choice == nil {
 		return nil
 	}
 	if len(tools) == 0 && choice.Mode != ToolChoiceNone {
-		return BadRequest("tool_choice", "tool_choice is only allowed when tools are specified")
+		return llm.BadRequest("tool_choice", "tool_choice is only allowed when tools are specified")
 	}
 	if choice.Mode == ToolChoiceFunction && !names[choice.Function] {
-		return BadRequest("tool_choice.function.name", "tool_choice names "+quote(choice.Function)+", which is not in tools")
+		return llm.BadRequest("tool_choice.function.name", "tool_choice names "+quote(choice.Function)+", which is not in tools")
 	}
 	return nil
 }
@@ -246,16 +248,16 @@ func validFunctionName(s string) bool {
 	return true
 }
 
-func validateMetadata(md map[string]string, lim Limits) *Error {
+func validateMetadata(md map[string]string, lim Limits) *llm.Error {
 	if len(md) > lim.MaxMetadataPairs {
-		return BadRequest("metadata", "metadata holds at most "+strconv.Itoa(lim.MaxMetadataPairs)+" key-value pairs")
+		return llm.BadRequest("metadata", "metadata holds at most "+strconv.Itoa(lim.MaxMetadataPairs)+" key-value pairs")
 	}
 	for k, v := range md {
 		if utf8.RuneCountInString(k) > maxMetadataKeyLen {
-			return BadRequest("metadata", "metadata keys are at most 64 characters: "+quote(k))
+			return llm.BadRequest("metadata", "metadata keys are at most 64 characters: "+quote(k))
 		}
 		if utf8.RuneCountInString(v) > maxMetadataValueLen {
-			return BadRequest("metadata."+k, "metadata values are at most 512 characters")
+			return llm.BadRequest("metadata."+k, "metadata values are at most 512 characters")
 		}
 	}
 	return nil

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 )
 
 // Class is the kind of an upstream failure. It decides failover, the client's status and what
@@ -58,7 +58,7 @@ func (e *Error) Failover() bool {
 
 // ClientError maps the failure to what the client receives: upstream failures never look like
 // the client's fault (no 4xx but 429 and a genuine 400), and the status drives SDK retries.
-func (e *Error) ClientError() *openai.Error {
+func (e *Error) ClientError() *llm.Error {
 	prov := e.Provider
 	if prov == "" {
 		prov = "the provider"
@@ -69,36 +69,36 @@ func (e *Error) ClientError() *openai.Error {
 		if msg == "" {
 			msg = "the request was rejected"
 		}
-		return &openai.Error{Status: http.StatusBadRequest, Type: openai.TypeInvalidRequest, Param: e.Param,
+		return &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Param: e.Param,
 			Code: "upstream_bad_request", Message: prov + " rejected the request: " + msg}
 	case RateLimited:
-		return &openai.Error{Status: http.StatusTooManyRequests, Type: openai.TypeRateLimit, Code: "rate_limit_exceeded",
+		return &llm.Error{Status: http.StatusTooManyRequests, Type: llm.TypeRateLimit, Code: "rate_limit_exceeded",
 			RetryAfter: e.RetryAfter, Message: prov + " is rate limiting requests; retry later"}
 	case Overloaded:
-		return &openai.Error{Status: http.StatusServiceUnavailable, Type: openai.TypeServiceUnavailable, Code: "upstream_overloaded",
+		return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "upstream_overloaded",
 			RetryAfter: e.RetryAfter, Message: prov + " is overloaded; retry later"}
 	case Timeout:
-		return &openai.Error{Status: http.StatusGatewayTimeout, Type: openai.TypeTimeout, Code: "upstream_timeout",
+		return &llm.Error{Status: http.StatusGatewayTimeout, Type: llm.TypeTimeout, Code: "upstream_timeout",
 			Message: prov + " did not answer in time"}
 	case Auth:
 		// The gateway's own provider credentials failed: not the client's key, so not a 401.
-		return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_auth_failed", NoRetry: true,
+		return &llm.Error{Status: http.StatusBadGateway, Type: llm.TypeServer, Code: "upstream_auth_failed", NoRetry: true,
 			Message: prov + " refused the gateway's credentials for this route"}
 	case NotFound:
-		return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_model_not_found", NoRetry: true,
+		return &llm.Error{Status: http.StatusBadGateway, Type: llm.TypeServer, Code: "upstream_model_not_found", NoRetry: true,
 			Message: prov + " does not know the model this route names"}
 	case Unsupported:
-		return &openai.Error{Status: http.StatusNotImplemented, Type: openai.TypeInvalidRequest, Code: "unsupported_endpoint", NoRetry: true,
+		return &llm.Error{Status: http.StatusNotImplemented, Type: llm.TypeInvalidRequest, Code: "unsupported_endpoint", NoRetry: true,
 			Message: prov + " does not support this operation: " + e.Message}
 	case StreamBroken:
-		return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_stream_broken",
+		return &llm.Error{Status: http.StatusBadGateway, Type: llm.TypeServer, Code: "upstream_stream_broken",
 			Message: prov + " broke off the answer: " + e.Message}
 	}
 	if e.Status == http.StatusServiceUnavailable {
-		return &openai.Error{Status: http.StatusServiceUnavailable, Type: openai.TypeServiceUnavailable, Code: "upstream_unavailable",
+		return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "upstream_unavailable",
 			RetryAfter: e.RetryAfter, Message: prov + " is unavailable; retry later"}
 	}
-	return &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "upstream_error",
+	return &llm.Error{Status: http.StatusBadGateway, Type: llm.TypeServer, Code: "upstream_error",
 		Message: prov + " failed to answer"}
 }
 

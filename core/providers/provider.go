@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 )
 
 // Target is where one attempt goes: the route's upstream model and the gateway model's settings
@@ -24,46 +24,28 @@ type Target struct {
 	MaxOutputTokens int
 }
 
-// Provider serves chat completions for one connection. Implementations are safe for
-// concurrent use.
+// Provider serves one connection. Implementations are safe for concurrent use.
+//
+// The gateway asks Check once per route, before any network I/O, and plans around its answer;
+// Generate and Stream then trust it and do not check again.
 type Provider interface {
 	// Name is the provider's display name in messages ("Anthropic", "Amazon Bedrock").
 	Name() string
-	// CheckChat reports why this provider cannot serve req on t (a 400 naming the param), or
-	// nil. The planner skips routes that refuse; it is called before any network I/O.
-	CheckChat(req *openai.ChatRequest, t Target) *openai.Error
-	// Chat makes one non-streaming call. Failures are *Error.
-	Chat(ctx context.Context, req *openai.ChatRequest, t Target) (*openai.Completion, error)
-	// ChatStream starts one streaming call. Failures before the stream opens, and failures
+	// Check reports why this route cannot serve req as asked: a 400 naming the field it
+	// cannot honour, or for an operation it lacks (req.Op) the 501 unsupported_endpoint; nil
+	// when it can.
+	Check(req *llm.Request, t Target) *llm.Error
+	// Generate makes one non-streaming call. Failures are *Error.
+	Generate(ctx context.Context, req *llm.Request, t Target) (*llm.Answer, error)
+	// Stream starts one streaming call. Failures before the stream opens, and failures
 	// returned by Next, are *Error.
-	ChatStream(ctx context.Context, req *openai.ChatRequest, t Target) (Stream, error)
+	Stream(ctx context.Context, req *llm.Request, t Target) (llm.Stream, error)
 }
 
-// CompletionProvider is implemented by providers that can serve the legacy /v1/completions.
-type CompletionProvider interface {
-	// CheckCompletion returns nil, a 400 for a request this route refuses, or the 501
-	// unsupported_endpoint when the route cannot serve completions at all.
-	CheckCompletion(req *openai.CompletionRequest, t Target) *openai.Error
-	Complete(ctx context.Context, req *openai.CompletionRequest, t Target) (*openai.Completion, error)
-	CompleteStream(ctx context.Context, req *openai.CompletionRequest, t Target) (Stream, error)
-}
-
-// Stream yields the deltas of one streamed answer.
-type Stream interface {
-	// Next returns the next delta. It returns io.EOF only after the upstream signalled a
-	// proper end (OpenAI [DONE], Anthropic message_stop, Bedrock metadata...); an upstream that
-	// just stops is a stream_broken *Error, never a success.
-	Next() (openai.Delta, error)
-	// Close releases the upstream connection; safe to call more than once.
-	Close() error
-}
-
-// Pending is implemented by streams that can tell whether their next delta is already in
-// hand. The gateway then defers the flush to the client until the upstream goes quiet: each
-// token still leaves as soon as nothing is queued behind it, but an upstream that delivers a
-// burst costs one write to the client instead of one per event.
-type Pending interface {
-	Pending() bool
+// TokenCounter is implemented by providers that can count a request's input tokens exactly
+// (Anthropic's count_tokens, Bedrock's CountTokens, Vertex AI's count-tokens).
+type TokenCounter interface {
+	CountTokens(ctx context.Context, req *llm.Request, t Target) (int, error)
 }
 
 // Env is what a provider factory gets from the gateway.

@@ -30,13 +30,14 @@ package anthropic
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
@@ -96,18 +97,14 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 // Name is the display name.
 func (p *Provider) Name() string { return "Anthropic" }
 
-// CheckChat refuses what Anthropic cannot serve as asked (see Check).
-func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *openai.Error {
+// Check refuses what Anthropic cannot serve as asked (see Check).
+func (p *Provider) Check(req *llm.Request, _ providers.Target) *llm.Error {
 	return Check(req)
 }
 
-// Chat makes a non-streaming call.
-func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
-	body, oe := BuildRequest(req, t, RequestOptions{})
-	if oe != nil {
-		return nil, refused(oe)
-	}
-	resp, err := p.post(ctx, body, false)
+// Generate makes a non-streaming call.
+func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
+	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, p.options(false)), false)
 	if err != nil {
 		return nil, err
 	}
@@ -116,31 +113,54 @@ func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t provider
 	if err != nil {
 		return nil, providers.AsError(ctx, err, p.Name())
 	}
-	c, err := ParseResponse(data)
+	a, err := ParseResponse(data)
 	if err != nil {
 		pe := providers.AsError(ctx, err, p.Name())
 		pe.Status = resp.StatusCode
 		return nil, pe
 	}
-	return c, nil
+	return a, nil
 }
 
-// ChatStream starts a streaming call. The status and headers have arrived when it returns;
+// Stream starts a streaming call. The status and headers have arrived when it returns;
 // the events are read by the stream.
-func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
-	body, oe := BuildRequest(req, t, RequestOptions{Stream: true})
-	if oe != nil {
-		return nil, refused(oe)
-	}
-	resp, err := p.post(ctx, body, true)
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
+	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, p.options(true)), true)
 	if err != nil {
 		return nil, err
 	}
-	return NewStream(ctx, resp.Body, p.Name()), nil
+	return NewStream(ctx, resp.Body, p.Name(), req.PassThrough == llm.WireAnthropic), nil
 }
 
-func (p *Provider) post(ctx context.Context, body []byte, stream bool) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+// CountTokens asks Anthropic's count_tokens for the exact input count of req.
+func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
+	opt := p.options(false)
+	opt.Count = true
+	resp, err := p.post(ctx, p.url+"/count_tokens", req, BuildRequest(req, t, opt), false)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return ParseCount(resp.Body)
+}
+
+// ParseCount reads a count_tokens answer, {"input_tokens": N}.
+func ParseCount(r io.Reader) (int, error) {
+	var out struct {
+		InputTokens *int `json:"input_tokens"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r, maxErrorBody)).Decode(&out); err != nil || out.InputTokens == nil || *out.InputTokens < 0 {
+		return 0, &providers.Error{Class: providers.Unavailable, Message: "unreadable count_tokens answer"}
+	}
+	return *out.InputTokens, nil
+}
+
+func (p *Provider) options(stream bool) RequestOptions {
+	return RequestOptions{Stream: stream, SystemInMessages: true}
+}
+
+func (p *Provider) post(ctx context.Context, url string, req *llm.Request, body []byte, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Provider: p.Name(), Message: err.Error(), Err: err}
 	}
@@ -149,10 +169,18 @@ func (p *Provider) post(ctx context.Context, body []byte, stream bool) (*http.Re
 		h.Set(k, v)
 	}
 	// Set after the configured headers, so a header in the config cannot replace the
-	// credentials or the version the translation was written for.
+	// credentials or the version the translation was written for. A Messages door client's
+	// own version and betas go on unchanged: the body is its own, near enough.
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Api-Key", p.apiKey)
-	h.Set("Anthropic-Version", p.version)
+	version := p.version
+	if a := req.Anthropic; a != nil && a.Version != "" {
+		version = a.Version
+	}
+	h.Set("Anthropic-Version", version)
+	if betas := Betas(req); betas != "" {
+		h.Set("Anthropic-Beta", betas)
+	}
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	} else {
@@ -168,11 +196,4 @@ func (p *Provider) post(ctx context.Context, body []byte, stream bool) (*http.Re
 		return nil, ErrorFromResponse(resp.StatusCode, resp.Header, data, p.Name())
 	}
 	return resp, nil
-}
-
-// refused reports a request the planner should have kept away (CheckChat refuses the same)
-// as the client's mistake, so it is not retried elsewhere.
-func refused(oe *openai.Error) error {
-	return &providers.Error{Class: providers.BadRequest, Code: oe.Code, Message: oe.Message,
-		Param: oe.Param, Provider: "Anthropic"}
 }

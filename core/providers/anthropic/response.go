@@ -3,9 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
@@ -37,11 +36,12 @@ func (w *wireUsage) merge(u *wireUsage) {
 	}
 }
 
-// openai converts to OpenAI's usage. Anthropic's input_tokens excludes cached input, while
-// OpenAI's prompt_tokens includes it with the cached share in cached_tokens; so the prompt is
-// input + cache writes + cache reads. Counts Anthropic did not report stay out.
-func (w *wireUsage) openai() openai.Usage {
-	var u openai.Usage
+// llm converts to the gateway's usage. Anthropic's input_tokens excludes cached input, while
+// the gateway's input count (OpenAI's prompt_tokens) includes it, with the cached shares
+// apart; so the input is input + cache writes + cache reads. Counts Anthropic did not report
+// stay out.
+func (w *wireUsage) llm() llm.Usage {
+	var u llm.Usage
 	if w.InputTokens != nil {
 		p := *w.InputTokens
 		if w.CacheCreationInputTokens != nil {
@@ -50,38 +50,40 @@ func (w *wireUsage) openai() openai.Usage {
 		if w.CacheReadInputTokens != nil {
 			p += *w.CacheReadInputTokens
 		}
-		u.PromptTokens = openai.Int(p)
+		u.InputTokens = llm.Int(p)
 	}
-	if w.CacheReadInputTokens != nil {
-		u.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: openai.Int(*w.CacheReadInputTokens)}
-	}
-	if w.OutputTokens != nil {
-		u.CompletionTokens = openai.Int(*w.OutputTokens)
-	}
+	u.CacheReadTokens = w.CacheReadInputTokens
+	u.CacheWriteTokens = w.CacheCreationInputTokens
+	u.OutputTokens = w.OutputTokens
 	return u
 }
 
 type wireBlock struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
 }
 
 type wireMessage struct {
-	Type       string      `json:"type"`
-	Content    []wireBlock `json:"content"`
-	StopReason *string     `json:"stop_reason"`
-	Usage      *wireUsage  `json:"usage"`
+	Type         string            `json:"type"`
+	Content      []json.RawMessage `json:"content"`
+	StopReason   *string           `json:"stop_reason"`
+	StopSequence *string           `json:"stop_sequence"`
+	Usage        *wireUsage        `json:"usage"`
 }
 
-// ParseResponse translates a non-streaming Messages response. Text blocks join into the
-// content, tool_use blocks become tool calls with their ids unchanged and their input as the
-// arguments; thinking and server-tool blocks are not returned. A body that is an error
-// object, or not a message, is an unavailable *providers.Error (the caller's provider name is
-// filled in by providers.AsError).
-func ParseResponse(body []byte) (*openai.Completion, error) {
+// ParseResponse translates a non-streaming Messages response. Text, tool_use, thinking and
+// redacted thinking blocks become parts (tool_use ids unchanged, input compacted as the
+// arguments); other blocks (server tools' calls and results) are kept raw. The body itself is
+// kept too, for a Messages door client, which gets it as Anthropic sent it. A body that is an
+// error object, or not a message, is an unavailable *providers.Error (the caller's provider
+// name is filled in by providers.AsError).
+func ParseResponse(body []byte) (*llm.Answer, error) {
 	var m wireMessage
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Message: "unreadable response: " + err.Error(), Err: err}
@@ -96,28 +98,36 @@ func ParseResponse(body []byte) (*openai.Completion, error) {
 	if m.Type != "message" {
 		return nil, &providers.Error{Class: providers.Unavailable, Message: "the response is not a message (type " + quoteOrNone(m.Type) + ")"}
 	}
-	c := &openai.Completion{FinishReason: FinishReason(deref(m.StopReason))}
-	var text strings.Builder
-	hasText := false
-	for i := range m.Content {
-		bl := &m.Content[i]
+	a := &llm.Answer{Stop: StopReason(deref(m.StopReason)), StopSequence: deref(m.StopSequence), Raw: body, RawWire: llm.WireAnthropic}
+	hasText, tools := false, 0
+	for _, raw := range m.Content {
+		var bl wireBlock
+		if err := json.Unmarshal(raw, &bl); err != nil {
+			return nil, &providers.Error{Class: providers.Unavailable, Message: "unreadable content block: " + err.Error(), Err: err}
+		}
 		switch bl.Type {
 		case "text":
-			text.WriteString(bl.Text)
+			a.Parts = append(a.Parts, llm.Part{Kind: llm.PartText, Text: bl.Text})
 			hasText = true
 		case "tool_use":
-			c.ToolCalls = append(c.ToolCalls, openai.ToolCall{ID: bl.ID, Type: "function",
-				Function: openai.FunctionCall{Name: bl.Name, Arguments: arguments(bl.Input)}})
+			a.Parts = append(a.Parts, llm.Part{Kind: llm.PartToolUse, ID: bl.ID, Name: bl.Name, Input: arguments(bl.Input)})
+			tools++
+		case "thinking":
+			a.Parts = append(a.Parts, llm.Part{Kind: llm.PartThinking, Text: bl.Thinking, Signature: bl.Signature})
+		case "redacted_thinking":
+			a.Parts = append(a.Parts, llm.Part{Kind: llm.PartRedactedThinking, Data: bl.Data})
+		default:
+			a.Parts = append(a.Parts, llm.Part{Kind: llm.PartRaw, Name: bl.Type, Raw: raw})
 		}
 	}
-	if hasText || len(c.ToolCalls) == 0 {
-		s := text.String()
-		c.Content = &s
+	if !hasText && tools == 0 {
+		// An answer with nothing to say still says it: OpenAI's content "" rather than null.
+		a.Parts = append(a.Parts, llm.Part{Kind: llm.PartText})
 	}
 	if m.Usage != nil {
-		c.Usage = m.Usage.openai()
+		a.Usage = m.Usage.llm()
 	}
-	return c, nil
+	return a, nil
 }
 
 // arguments renders tool_use input as the arguments text, compacted so the JSON is the same
@@ -134,18 +144,23 @@ func arguments(input json.RawMessage) string {
 	return buf.String()
 }
 
-// FinishReason maps a stop_reason to OpenAI's finish_reason. pause_turn (a server-tool loop
-// paused) ends the turn like end_turn; reasons added later read as a plain stop.
-func FinishReason(stop string) string {
+// StopReason maps a stop_reason to the gateway's. Reasons added later read as a plain end.
+func StopReason(stop string) llm.StopReason {
 	switch stop {
-	case "max_tokens", "model_context_window_exceeded":
-		return openai.FinishLength
+	case "max_tokens":
+		return llm.StopMaxTokens
+	case "model_context_window_exceeded":
+		return llm.StopContextWindow
 	case "tool_use":
-		return openai.FinishToolCalls
+		return llm.StopToolUse
+	case "stop_sequence":
+		return llm.StopSequence
 	case "refusal":
-		return openai.FinishContentFilter
+		return llm.StopContentFilter
+	case "pause_turn":
+		return llm.StopPauseTurn
 	}
-	return openai.FinishStop
+	return llm.StopEnd
 }
 
 func deref(s *string) string {

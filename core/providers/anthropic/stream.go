@@ -9,11 +9,14 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
-// NewStream translates a Messages event stream, read from r, into deltas. r may deliver the
+// NewStream translates a Messages event stream, read from r, into deltas. With raw set (a
+// Messages door client) every upstream event also rides on a delta verbatim (llm.Delta.Raw),
+// the ones that carry nothing normalized included, and blocks the gateway does not model
+// mark their deltas Opaque. r may deliver the
 // SSE bytes in chunks of any size (Vertex AI's StreamRawPredict cuts them anywhere). ctx is
 // the attempt's context: when a read fails because the gateway cancelled it (first-byte or
 // idle timeout), that cause is reported rather than a broken stream. The stream closes r.
@@ -23,9 +26,11 @@ import (
 //	message_start            nothing visible; its usage (input and cache counts) is kept
 //	content_block_start      text: its text, if any; tool_use: a tool call with a dense index
 //	                         (the count of tool_use blocks before it), its id, name and no
-//	                         arguments yet; thinking and other blocks: nothing
-//	content_block_delta      text_delta: content; input_json_delta: an arguments fragment;
-//	                         thinking, signature and citation deltas: nothing
+//	                         arguments yet; redacted_thinking: its data; other blocks
+//	                         (thinking, server tools): nothing yet
+//	content_block_delta      text_delta: text; input_json_delta: an arguments fragment;
+//	                         thinking_delta: thinking; signature_delta: the signature;
+//	                         citations and other blocks' deltas: nothing normalized
 //	content_block_stop       a tool_use block that streamed no input gets "{}", as a
 //	                         non-streamed answer would
 //	message_delta            the finish reason with the usage so far (output counts are
@@ -36,11 +41,11 @@ import (
 //
 // The prompt usage also rides on the first visible delta, so an answer that breaks off
 // later is still charged for its input.
-func NewStream(ctx context.Context, r io.ReadCloser, provider string) providers.Stream {
+func NewStream(ctx context.Context, r io.ReadCloser, provider string, raw bool) llm.Stream {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return &stream{ctx: ctx, body: r, sse: providers.NewSSEReader(r), provider: provider}
+	return &stream{ctx: ctx, body: r, sse: providers.NewSSEReader(r), provider: provider, raw: raw}
 }
 
 type stream struct {
@@ -48,6 +53,8 @@ type stream struct {
 	body     io.ReadCloser
 	sse      *providers.SSEReader
 	provider string
+	raw      bool
+	event    llm.RawEvent // the current upstream event, when raw
 
 	usage      wireUsage
 	blocks     []blockState // by Anthropic content block index
@@ -62,7 +69,7 @@ type stream struct {
 type blockState struct {
 	tool    int  // dense tool call index; -1 for blocks that are not tool_use
 	args    bool // some input was streamed
-	visible bool // a text or tool_use block, whose deltas reach the client
+	visible bool // a text, tool_use or thinking block, whose deltas are normalized
 }
 
 type wireEvent struct {
@@ -73,33 +80,37 @@ type wireEvent struct {
 	Index        int        `json:"index"`
 	ContentBlock *wireBlock `json:"content_block"`
 	Delta        *struct {
-		Type        string  `json:"type"`
-		Text        string  `json:"text"`
-		PartialJSON string  `json:"partial_json"`
-		StopReason  *string `json:"stop_reason"`
+		Type         string  `json:"type"`
+		Text         string  `json:"text"`
+		PartialJSON  string  `json:"partial_json"`
+		Thinking     string  `json:"thinking"`
+		Signature    string  `json:"signature"`
+		StopReason   *string `json:"stop_reason"`
+		StopSequence *string `json:"stop_sequence"`
 	} `json:"delta"`
 	Usage *wireUsage `json:"usage"`
 }
 
-func (s *stream) Next() (openai.Delta, error) {
+func (s *stream) Next() (llm.Delta, error) {
 	for {
 		if s.err != nil {
-			return openai.Delta{}, s.err
+			return llm.Delta{}, s.err
 		}
 		if s.done {
-			return openai.Delta{}, io.EOF
+			return llm.Delta{}, io.EOF
 		}
 		ev, err := s.sse.Next()
 		if err != nil {
 			s.err = s.broken(err)
-			return openai.Delta{}, s.err
+			return llm.Delta{}, s.err
 		}
 		if len(ev.Data) == 0 {
 			continue
 		}
 		if index, kind, text, ok := fastDelta(ev.Data); ok {
-			if d, ok := s.delta(index, kind, text); ok {
-				return s.withPrompt(d), nil
+			d, ok := s.delta(index, kind, text)
+			if ok || s.raw {
+				return s.out(d, "content_block_delta", ev.Data, !ok), nil
 			}
 			continue
 		}
@@ -107,24 +118,39 @@ func (s *stream) Next() (openai.Delta, error) {
 		if err := json.Unmarshal(ev.Data, &e); err != nil {
 			s.err = &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
 				Message: "malformed stream event: " + err.Error(), Err: err}
-			return openai.Delta{}, s.err
+			return llm.Delta{}, s.err
 		}
 		if e.Type == "" {
 			e.Type = string(ev.Name)
 		}
-		d, ok, err := s.translate(&e, ev.Data)
+		d, ok, opaque, err := s.translate(&e, ev.Data)
 		if err != nil {
 			s.err = err
-			return openai.Delta{}, err
+			return llm.Delta{}, err
 		}
-		if ok {
-			return s.withPrompt(d), nil
+		if ok || s.raw {
+			return s.out(d, e.Type, ev.Data, opaque), nil
 		}
 	}
 }
 
-// translate handles one event; ok reports a delta worth returning.
-func (s *stream) translate(e *wireEvent, data []byte) (d openai.Delta, ok bool, err error) {
+// out finishes a delta: the prompt usage rides on the first one with content, and in raw
+// mode the upstream event rides on every one.
+func (s *stream) out(d llm.Delta, name string, data []byte, opaque bool) llm.Delta {
+	if d.Content() {
+		d = s.withPrompt(d)
+	}
+	if s.raw {
+		s.event = llm.RawEvent{Wire: llm.WireAnthropic, Name: name, Data: data}
+		d.Raw = &s.event
+		d.Opaque = opaque
+	}
+	return d
+}
+
+// translate handles one event: ok reports a delta with content, opaque an event whose
+// content the normalized fields do not show.
+func (s *stream) translate(e *wireEvent, data []byte) (d llm.Delta, ok, opaque bool, err error) {
 	switch e.Type {
 	case "message_start":
 		if e.Message != nil && e.Message.Usage != nil {
@@ -140,7 +166,12 @@ func (s *stream) translate(e *wireEvent, data []byte) (d openai.Delta, ok bool, 
 			switch cb.Type {
 			case "text":
 				st.visible = true
-				d.Content = cb.Text
+				d.Text = cb.Text
+			case "thinking":
+				st.visible = true
+				d.Thinking = cb.Thinking
+			case "redacted_thinking":
+				d.RedactedThinking = cb.Data
 			case "tool_use":
 				st.visible, st.tool = true, s.tools
 				s.tools++
@@ -150,48 +181,58 @@ func (s *stream) translate(e *wireEvent, data []byte) (d openai.Delta, ok bool, 
 					// always sends one, but a call without it must not become a nameless one.
 					id = "toolu_" + strconv.Itoa(st.tool)
 				}
-				d.ToolCalls = []openai.ToolCallDelta{{Index: st.tool, ID: id, Name: cb.Name}}
+				d.ToolCalls = []llm.ToolCallDelta{{Index: st.tool, ID: id, Name: cb.Name}}
+			default:
+				opaque = true // a server tool's call or result
 			}
 		}
 		s.setBlock(e.Index, st)
 	case "content_block_delta":
 		if e.Delta != nil {
 			text := e.Delta.Text
-			if e.Delta.Type == "input_json_delta" {
+			switch e.Delta.Type {
+			case "input_json_delta":
 				text = e.Delta.PartialJSON
+			case "thinking_delta":
+				text = e.Delta.Thinking
+			case "signature_delta":
+				text = e.Delta.Signature
 			}
 			d, ok = s.delta(e.Index, e.Delta.Type, text)
-			return d, ok, nil
+			return d, ok, !ok, nil
 		}
 	case "content_block_stop":
 		if st := s.block(e.Index); st != nil && st.tool >= 0 && !st.args {
 			st.args = true
-			d.ToolCalls = []openai.ToolCallDelta{{Index: st.tool, Arguments: "{}"}}
+			d.ToolCalls = []llm.ToolCallDelta{{Index: st.tool, Arguments: "{}"}}
 		}
 	case "message_delta":
 		s.usage.merge(e.Usage)
 		if e.Delta != nil && e.Delta.StopReason != nil && !s.finished {
 			s.finished = true
-			u := s.usage.openai()
-			d.FinishReason, d.Usage = FinishReason(*e.Delta.StopReason), &u
+			u := s.usage.llm()
+			d.Stop, d.Usage = StopReason(*e.Delta.StopReason), &u
+			if e.Delta.StopSequence != nil {
+				d.StopSequence = *e.Delta.StopSequence
+			}
 		}
 	case "message_stop":
 		s.done = true
 		if !s.finished {
 			// No stop_reason came; the message still ended properly, so say so.
 			s.finished = true
-			u := s.usage.openai()
-			d.FinishReason, d.Usage = openai.FinishStop, &u
+			u := s.usage.llm()
+			d.Stop, d.Usage = llm.StopEnd, &u
 		}
 	case "error":
-		return d, false, eventError(data, s.provider)
+		return d, false, false, eventError(data, s.provider)
 	}
-	return d, d.Visible(), nil
+	return d, d.Content(), opaque, nil
 }
 
-// delta handles a content_block_delta of the given type carrying text (the text or the
-// partial JSON).
-func (s *stream) delta(index int, kind, text string) (d openai.Delta, ok bool) {
+// delta handles a content_block_delta of the given type carrying text (the text, partial
+// JSON, thinking or signature).
+func (s *stream) delta(index int, kind, text string) (d llm.Delta, ok bool) {
 	st := s.block(index)
 	if st == nil || !st.visible || text == "" {
 		return d, false
@@ -199,15 +240,23 @@ func (s *stream) delta(index int, kind, text string) (d openai.Delta, ok bool) {
 	switch kind {
 	case "text_delta":
 		if st.tool < 0 {
-			d.Content = text
+			d.Text = text
+		}
+	case "thinking_delta":
+		if st.tool < 0 {
+			d.Thinking = text
+		}
+	case "signature_delta":
+		if st.tool < 0 {
+			d.Signature = text
 		}
 	case "input_json_delta":
 		if st.tool >= 0 {
 			st.args = true
-			d.ToolCalls = []openai.ToolCallDelta{{Index: st.tool, Arguments: text}}
+			d.ToolCalls = []llm.ToolCallDelta{{Index: st.tool, Arguments: text}}
 		}
 	}
-	return d, d.Visible()
+	return d, d.Content()
 }
 
 // fastDelta reads the events that make up nearly all of a stream, text and tool input
@@ -257,7 +306,7 @@ func fastDelta(data []byte) (index int, kind, text string, ok bool) {
 }
 
 // withPrompt puts the prompt usage on the first visible delta.
-func (s *stream) withPrompt(d openai.Delta) openai.Delta {
+func (s *stream) withPrompt(d llm.Delta) llm.Delta {
 	if s.promptSent {
 		return d
 	}
@@ -265,8 +314,8 @@ func (s *stream) withPrompt(d openai.Delta) openai.Delta {
 	if d.Usage == nil && s.usage.InputTokens != nil {
 		u := wireUsage{InputTokens: s.usage.InputTokens, CacheCreationInputTokens: s.usage.CacheCreationInputTokens,
 			CacheReadInputTokens: s.usage.CacheReadInputTokens}
-		ou := u.openai()
-		d.Usage = &ou
+		lu := u.llm()
+		d.Usage = &lu
 	}
 	return d
 }

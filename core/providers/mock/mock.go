@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
@@ -63,17 +63,14 @@ const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do e
 	"Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. " +
 	"Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum and more."
 
-// CheckChat refuses route models it does not know, so a typo fails at planning.
-func (p *Provider) CheckChat(_ *openai.ChatRequest, t providers.Target) *openai.Error {
+// Check refuses route models it does not know, so a typo fails at planning. The mock stands
+// in for every backend, so it takes every request the doors accept (completions too) and
+// ignores the settings it has no use for (sampling, thinking, Anthropic's extras).
+func (p *Provider) Check(_ *llm.Request, t providers.Target) *llm.Error {
 	if _, _, err := parseBehaviour(t.Model); err != nil {
-		return openai.BadRequest("model", err.Error())
+		return llm.BadRequest("model", err.Error())
 	}
 	return nil
-}
-
-// CheckCompletion: the mock serves completions with the same behaviours.
-func (p *Provider) CheckCompletion(_ *openai.CompletionRequest, t providers.Target) *openai.Error {
-	return p.CheckChat(nil, t)
 }
 
 func parseBehaviour(model string) (name string, n int, err error) {
@@ -103,23 +100,27 @@ func parseBehaviour(model string) (name string, n int, err error) {
 // answer is the whole deterministic answer for a request.
 type answer struct {
 	words     []string
-	toolCalls []openai.ToolCall
+	toolCalls []llm.Part
 	cutAfter  int // -1: never
 	// panicAfter is the word count after which the stream panics; -1: never. A panic before
 	// any output happens when the call starts.
 	panicAfter int
 	fail       int // upstream status to fail with, 0: none
 	prompt     int
+	truncated  bool // the output maximum cut the words
 }
 
-func (p *Provider) plan(req *openai.ChatRequest, model string, maxTokens *int) answer {
+func (p *Provider) plan(req *llm.Request, model string) answer {
 	name, n, _ := parseBehaviour(model)
 	a := answer{cutAfter: -1, panicAfter: -1}
-	var last string
+	last := req.Prompt
+	for i := range req.System {
+		a.prompt += len(strings.Fields(req.System[i].Text))
+	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		a.prompt += len(strings.Fields(m.Text()))
-		if m.Role == openai.RoleUser {
+		if m.Role == llm.RoleUser && m.HasText() {
 			last = m.Text()
 		}
 	}
@@ -142,29 +143,51 @@ func (p *Provider) plan(req *openai.ChatRequest, model string, maxTokens *int) a
 		a.words = strings.Fields(lorem)
 		a.panicAfter = n
 	}
-	if maxTokens != nil && len(a.words) > *maxTokens {
-		a.words = a.words[:*maxTokens]
+	if req.MaxTokens != nil && len(a.words) > *req.MaxTokens {
+		a.words = a.words[:*req.MaxTokens]
+		a.truncated = true
 	}
 	return a
 }
 
-func toolAnswer(req *openai.ChatRequest, last string) ([]openai.ToolCall, []string) {
+func toolAnswer(req *llm.Request, last string) ([]llm.Part, []string) {
 	msgs := req.Messages
-	if n := len(msgs); n > 0 && msgs[n-1].Role == openai.RoleTool {
-		return nil, strings.Fields("The tool returned: " + msgs[n-1].Text())
-	}
-	if len(req.Tools) == 0 || req.ToolChoice != nil && req.ToolChoice.Mode == openai.ToolChoiceNone {
-		return nil, strings.Fields("No tool to call. You said: " + last)
-	}
-	fn := &req.Tools[0].Function
-	if req.ToolChoice != nil && req.ToolChoice.Mode == openai.ToolChoiceFunction {
-		for i := range req.Tools {
-			if req.Tools[i].Function.Name == req.ToolChoice.Function {
-				fn = &req.Tools[i].Function
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleUser {
+		for _, p := range msgs[n-1].Parts {
+			if p.Kind == llm.PartToolResult {
+				return nil, strings.Fields("The tool returned: " + resultText(&p))
 			}
 		}
 	}
-	return []openai.ToolCall{{ID: "call_mock_0", Type: "function", Function: openai.FunctionCall{Name: fn.Name, Arguments: argumentsFor(fn.Parameters, last)}}}, nil
+	var fn *llm.Tool
+	for i := range req.Tools {
+		t := &req.Tools[i]
+		if req.ToolChoice != nil && req.ToolChoice.Mode == llm.ToolChoiceTool {
+			if t.Name == req.ToolChoice.Name {
+				fn = t
+				break
+			}
+			continue
+		}
+		// A server tool runs at Anthropic and a deferred one is not loaded yet: neither is
+		// one a client could run for the mock.
+		if fn == nil && t.Raw == nil && !t.DeferLoading {
+			fn = t
+		}
+	}
+	if fn == nil || req.ToolChoice != nil && req.ToolChoice.Mode == llm.ToolChoiceNone {
+		return nil, strings.Fields("No tool to call. You said: " + last)
+	}
+	return []llm.Part{{Kind: llm.PartToolUse, ID: "call_mock_0", Name: fn.Name, Input: argumentsFor(fn.Parameters, last)}}, nil
+}
+
+// resultText is a tool result's text, whether it came as a string or as blocks.
+func resultText(p *llm.Part) string {
+	if p.Content == nil {
+		return p.Text
+	}
+	m := llm.Message{Parts: p.Content}
+	return m.Text()
 }
 
 // argumentsFor fills each schema property with a value of its type.
@@ -199,19 +222,22 @@ func argumentsFor(schema json.RawMessage, text string) string {
 	return string(b)
 }
 
-func (a *answer) usage() openai.Usage {
+func (a *answer) usage() llm.Usage {
 	out := len(a.words)
 	for _, tc := range a.toolCalls {
-		out += len(strings.Fields(tc.Function.Arguments))
+		out += len(strings.Fields(tc.Input))
 	}
-	return *(&openai.Usage{PromptTokens: openai.Int(a.prompt), CompletionTokens: openai.Int(out)}).WithTotal()
+	return *(&llm.Usage{InputTokens: llm.Int(a.prompt), OutputTokens: llm.Int(out)}).WithTotal()
 }
 
-func (a *answer) finish() string {
-	if len(a.toolCalls) > 0 {
-		return openai.FinishToolCalls
+func (a *answer) stop() llm.StopReason {
+	switch {
+	case len(a.toolCalls) > 0:
+		return llm.StopToolUse
+	case a.truncated:
+		return llm.StopMaxTokens
 	}
-	return openai.FinishStop
+	return llm.StopEnd
 }
 
 func upstreamError(status int) error {
@@ -219,13 +245,10 @@ func upstreamError(status int) error {
 		Code: "mock_" + strconv.Itoa(status), Message: "mock failure " + strconv.Itoa(status) + " " + http.StatusText(status)}
 }
 
-// Chat answers at once.
-func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
-	a := p.plan(req, t.Model, req.MaxCompletionTokens)
-	return a.complete()
-}
-
-func (a *answer) complete() (*openai.Completion, error) {
+// Generate answers at once. A legacy completion answers as a chat whose last user message is
+// the prompt.
+func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
+	a := p.plan(req, t.Model)
 	if a.panicAfter >= 0 {
 		panic("mock panic")
 	}
@@ -235,17 +258,17 @@ func (a *answer) complete() (*openai.Completion, error) {
 	if a.cutAfter >= 0 {
 		return nil, &providers.Error{Class: providers.Unavailable, Status: 502, Provider: "Mock", Message: "mock cut"}
 	}
-	c := &openai.Completion{ToolCalls: a.toolCalls, FinishReason: a.finish(), Usage: a.usage()}
+	out := &llm.Answer{Stop: a.stop(), Usage: a.usage()}
 	if len(a.words) > 0 || len(a.toolCalls) == 0 {
-		text := strings.Join(a.words, " ")
-		c.Content = &text
+		out.Parts = append(out.Parts, llm.Part{Kind: llm.PartText, Text: strings.Join(a.words, " ")})
 	}
-	return c, nil
+	out.Parts = append(out.Parts, a.toolCalls...)
+	return out, nil
 }
 
-// ChatStream streams the answer word by word.
-func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
-	a := p.plan(req, t.Model, req.MaxCompletionTokens)
+// Stream streams the answer word by word.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
+	a := p.plan(req, t.Model)
 	if a.panicAfter == 0 {
 		panic("mock panic before output")
 	}
@@ -253,21 +276,6 @@ func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t pr
 		return nil, upstreamError(a.fail)
 	}
 	return &stream{ctx: ctx, a: a, delay: p.delay}, nil
-}
-
-// Complete serves a legacy completion: the prompt plays the last user message.
-func (p *Provider) Complete(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (*openai.Completion, error) {
-	return p.Chat(ctx, promptAsChat(req), t)
-}
-
-// CompleteStream streams a legacy completion.
-func (p *Provider) CompleteStream(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (providers.Stream, error) {
-	return p.ChatStream(ctx, promptAsChat(req), t)
-}
-
-func promptAsChat(req *openai.CompletionRequest) *openai.ChatRequest {
-	return &openai.ChatRequest{Model: req.Model, MaxCompletionTokens: req.MaxTokens,
-		Messages: []openai.Message{{Role: openai.RoleUser, Content: req.Prompt}}}
 }
 
 type stream struct {
@@ -279,26 +287,26 @@ type stream struct {
 	done  bool
 }
 
-func (s *stream) Next() (openai.Delta, error) {
+func (s *stream) Next() (llm.Delta, error) {
 	if s.done {
-		return openai.Delta{}, io.EOF
+		return llm.Delta{}, io.EOF
 	}
 	if err := s.wait(); err != nil {
-		return openai.Delta{}, err
+		return llm.Delta{}, err
 	}
 	if !s.tool && len(s.a.toolCalls) > 0 {
 		s.tool = true
-		calls := make([]openai.ToolCallDelta, len(s.a.toolCalls))
+		calls := make([]llm.ToolCallDelta, len(s.a.toolCalls))
 		for i, tc := range s.a.toolCalls {
-			calls[i] = openai.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			calls[i] = llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Input}
 		}
-		return openai.Delta{ToolCalls: calls}, nil
+		return llm.Delta{ToolCalls: calls}, nil
 	}
 	if s.a.panicAfter >= 0 && s.i >= s.a.panicAfter {
 		panic("mock panic after " + strconv.Itoa(s.i) + " words")
 	}
 	if s.a.cutAfter >= 0 && s.i >= s.a.cutAfter {
-		return openai.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: "Mock", Message: "mock cut after " + strconv.Itoa(s.i) + " words"}
+		return llm.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: "Mock", Message: "mock cut after " + strconv.Itoa(s.i) + " words"}
 	}
 	if s.i < len(s.a.words) {
 		w := s.a.words[s.i]
@@ -306,11 +314,11 @@ func (s *stream) Next() (openai.Delta, error) {
 			w = " " + w
 		}
 		s.i++
-		return openai.Delta{Content: w}, nil
+		return llm.Delta{Text: w}, nil
 	}
 	s.done = true
 	u := s.a.usage()
-	return openai.Delta{FinishReason: s.a.finish(), Usage: &u}, nil
+	return llm.Delta{Stop: s.a.stop(), Usage: &u}, nil
 }
 
 func (s *stream) wait() error {
@@ -328,5 +336,3 @@ func (s *stream) wait() error {
 }
 
 func (s *stream) Close() error { return nil }
-
-var _ providers.CompletionProvider = (*Provider)(nil)

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
-func chatReq(text string) *openai.ChatRequest {
-	return &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &text}}}
+func chatReq(text string) *llm.Request {
+	return &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: text}}}}}
 }
 
 func newMock(t *testing.T) *Provider {
@@ -32,30 +32,30 @@ func panics(f func()) (v any) {
 func TestPanicModelsParse(t *testing.T) {
 	p := newMock(t)
 	for _, m := range []string{"panic", "panic:0", "panic:3"} {
-		if e := p.CheckChat(nil, providers.Target{Model: m}); e != nil {
-			t.Errorf("CheckChat(%q) = %v, want accepted", m, e.Message)
+		if e := p.Check(nil, providers.Target{Model: m}); e != nil {
+			t.Errorf("Check(%q) = %v, want accepted", m, e.Message)
 		}
 	}
 	for _, m := range []string{"panic:", "panic:x", "panic:-1"} {
-		if e := p.CheckChat(nil, providers.Target{Model: m}); e == nil {
-			t.Errorf("CheckChat(%q) accepted a malformed model", m)
+		if e := p.Check(nil, providers.Target{Model: m}); e == nil {
+			t.Errorf("Check(%q) accepted a malformed model", m)
 		}
 	}
 }
 
 func TestPanicBeforeOutput(t *testing.T) {
 	p := newMock(t)
-	if v := panics(func() { _, _ = p.ChatStream(context.Background(), chatReq("hi"), providers.Target{Model: "panic"}) }); v == nil {
-		t.Error("ChatStream(panic) returned instead of panicking")
+	if v := panics(func() { _, _ = p.Stream(context.Background(), chatReq("hi"), providers.Target{Model: "panic"}) }); v == nil {
+		t.Error("Stream(panic) returned instead of panicking")
 	}
-	if v := panics(func() { _, _ = p.Chat(context.Background(), chatReq("hi"), providers.Target{Model: "panic:2"}) }); v == nil {
-		t.Error("Chat(panic:2) returned instead of panicking")
+	if v := panics(func() { _, _ = p.Generate(context.Background(), chatReq("hi"), providers.Target{Model: "panic:2"}) }); v == nil {
+		t.Error("Generate(panic:2) returned instead of panicking")
 	}
 }
 
 func TestPanicAfterWords(t *testing.T) {
 	p := newMock(t)
-	st, err := p.ChatStream(context.Background(), chatReq("hi"), providers.Target{Model: "panic:2"})
+	st, err := p.Stream(context.Background(), chatReq("hi"), providers.Target{Model: "panic:2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestPanicAfterWords(t *testing.T) {
 				t.Errorf("Next: %v before the panic", err)
 				return
 			}
-			got = append(got, d.Content)
+			got = append(got, d.Text)
 		}
 	})
 	if v == nil {

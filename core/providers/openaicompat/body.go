@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 )
 
@@ -11,6 +12,13 @@ import (
 // in which such servers still differ. user and metadata are the gateway's log labels and are
 // never written; a stream always asks for usage, so every attempt can be charged. Vertex AI's
 // OpenAI-compatible endpoint, reached through its own transport, uses it too.
+//
+// A request from the Chat Completions door comes back out as the messages it came in as. One
+// from another door is written in the same shape: up-front instructions (Anthropic's system)
+// as a leading system message, tool results as tool messages before the rest of their user
+// turn, text parts joined into one string unless images come with them (then content parts),
+// and reasoning from earlier turns left out, as Anthropic itself leaves it out of earlier
+// turns' context. Check has refused what the wire cannot carry.
 type ChatBody struct {
 	// MaxTokensField names the output maximum (max_completion_tokens or max_tokens).
 	MaxTokensField string
@@ -21,19 +29,25 @@ type ChatBody struct {
 	// ToolChoiceWithTools leaves out a tool_choice that comes without tools (only "none" is
 	// allowed there, which means the same as no choice).
 	ToolChoiceWithTools bool
+	// TopK, ParallelToolCalls and ReasoningEffort say which optional fields the server takes.
+	TopK              bool
+	ParallelToolCalls bool
+	ReasoningEffort   bool
 }
 
 // Append appends the body of req for model to b; maxTokens, when not nil, is the output
 // maximum.
-func (c ChatBody) Append(b []byte, req *openai.ChatRequest, model string, maxTokens *int, stream bool) []byte {
+func (c ChatBody) Append(b []byte, req *llm.Request, model string, maxTokens *int, stream bool) []byte {
 	b = append(b, `{"model":`...)
 	b = openai.AppendString(b, model)
 	b = append(b, `,"messages":[`...)
+	n := 0
+	if len(req.System) > 0 {
+		b = c.appendMessage(b, llm.RoleSystem, req.System)
+		n++
+	}
 	for i := range req.Messages {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = c.appendMessage(b, &req.Messages[i])
+		b, n = c.appendTurn(b, &req.Messages[i], n)
 	}
 	b = append(b, ']')
 	if maxTokens != nil {
@@ -46,20 +60,51 @@ func (c ChatBody) Append(b []byte, req *openai.ChatRequest, model string, maxTok
 		b = append(b, `,"temperature":`...)
 		b = strconv.AppendFloat(b, *req.Temperature, 'g', -1, 64)
 	}
+	if req.TopP != nil {
+		b = append(b, `,"top_p":`...)
+		b = strconv.AppendFloat(b, *req.TopP, 'g', -1, 64)
+	}
+	if req.TopK != nil && c.TopK {
+		b = append(b, `,"top_k":`...)
+		b = strconv.AppendInt(b, int64(*req.TopK), 10)
+	}
+	if len(req.Stop) > 0 {
+		b = append(b, `,"stop":[`...)
+		for i, s := range req.Stop {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = openai.AppendString(b, s)
+		}
+		b = append(b, ']')
+	}
+	if effort := Effort(req); effort != "" && c.ReasoningEffort {
+		b = append(b, `,"reasoning_effort":`...)
+		b = openai.AppendString(b, effort)
+	}
 	if len(req.Tools) > 0 {
 		b = append(b, `,"tools":[`...)
 		for i := range req.Tools {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = c.appendTool(b, &req.Tools[i].Function)
+			b = c.appendTool(b, &req.Tools[i])
 		}
 		b = append(b, ']')
 	}
-	if req.ToolChoice != nil && (len(req.Tools) > 0 || !c.ToolChoiceWithTools) {
-		tc, _ := req.ToolChoice.MarshalJSON()
+	if tc := req.ToolChoice; tc != nil && (len(req.Tools) > 0 || !c.ToolChoiceWithTools) {
 		b = append(b, `,"tool_choice":`...)
-		b = append(b, tc...)
+		switch tc.Mode {
+		case llm.ToolChoiceTool:
+			b = append(b, `{"type":"function","function":{"name":`...)
+			b = openai.AppendString(b, tc.Name)
+			b = append(b, "}}"...)
+		default:
+			b = openai.AppendString(b, tc.Mode)
+		}
+		if tc.DisableParallel && c.ParallelToolCalls && len(req.Tools) > 0 {
+			b = append(b, `,"parallel_tool_calls":false`...)
+		}
 	}
 	if stream {
 		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
@@ -67,57 +112,154 @@ func (c ChatBody) Append(b []byte, req *openai.ChatRequest, model string, maxTok
 	return append(b, '}')
 }
 
-func (c ChatBody) appendMessage(b []byte, m *openai.Message) []byte {
-	role := m.Role
-	if role == openai.RoleDeveloper && c.DeveloperAsSystem {
-		role = openai.RoleSystem
+// appendTurn writes one message of the conversation, n messages having been written before
+// it. A user turn's tool results become tool messages, ahead of the rest of the turn.
+func (c ChatBody) appendTurn(b []byte, m *llm.Message, n int) ([]byte, int) {
+	rest := 0
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.Kind != llm.PartToolResult {
+			if p.Kind != llm.PartThinking && p.Kind != llm.PartRedactedThinking {
+				rest++
+			}
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, `{"role":"tool","content":`...)
+		b = openai.AppendString(b, resultText(p))
+		b = append(b, `,"tool_call_id":`...)
+		b = openai.AppendString(b, p.ToolUseID)
+		b = append(b, '}')
+	}
+	if rest == 0 && len(m.Parts) > 0 && m.Role != llm.RoleAssistant {
+		return b, n
+	}
+	if n > 0 {
+		b = append(b, ',')
+	}
+	return c.appendMessage(b, m.Role, m.Parts), n + 1
+}
+
+func (c ChatBody) appendMessage(b []byte, role string, parts []llm.Part) []byte {
+	if role == llm.RoleDeveloper && c.DeveloperAsSystem {
+		role = llm.RoleSystem
 	}
 	b = append(b, `{"role":`...)
 	b = openai.AppendString(b, role)
 	b = append(b, `,"content":`...)
-	if m.Content != nil {
-		b = openai.AppendString(b, *m.Content)
-	} else {
-		b = append(b, "null"...)
-	}
-	if len(m.ToolCalls) > 0 {
-		b = append(b, `,"tool_calls":[`...)
-		for i := range m.ToolCalls {
-			tc := &m.ToolCalls[i]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"id":`...)
-			b = openai.AppendString(b, tc.ID)
-			b = append(b, `,"type":"function","function":{"name":`...)
-			b = openai.AppendString(b, tc.Function.Name)
-			b = append(b, `,"arguments":`...)
-			b = openai.AppendString(b, tc.Function.Arguments)
-			b = append(b, "}}"...)
+	b = appendContent(b, parts)
+	calls := 0
+	for i := range parts {
+		p := &parts[i]
+		if p.Kind != llm.PartToolUse {
+			continue
 		}
-		b = append(b, ']')
+		if calls == 0 {
+			b = append(b, `,"tool_calls":[`...)
+		} else {
+			b = append(b, ',')
+		}
+		calls++
+		b = append(b, `{"id":`...)
+		b = openai.AppendString(b, p.ID)
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = openai.AppendString(b, p.Name)
+		b = append(b, `,"arguments":`...)
+		b = openai.AppendString(b, p.Input)
+		b = append(b, "}}"...)
 	}
-	if m.ToolCallID != "" {
-		b = append(b, `,"tool_call_id":`...)
-		b = openai.AppendString(b, m.ToolCallID)
+	if calls > 0 {
+		b = append(b, ']')
 	}
 	return append(b, '}')
 }
 
-func (c ChatBody) appendTool(b []byte, f *openai.FunctionDef) []byte {
-	b = append(b, `{"type":"function","function":{"name":`...)
-	b = openai.AppendString(b, f.Name)
-	if f.Description != "" {
-		b = append(b, `,"description":`...)
-		b = openai.AppendString(b, f.Description)
+// appendContent writes a message's content: its text as a string (null when it has no text
+// part, as an assistant turn with only tool calls), or content parts when images come with
+// it.
+func appendContent(b []byte, parts []llm.Part) []byte {
+	texts, images := 0, 0
+	for i := range parts {
+		switch parts[i].Kind {
+		case llm.PartText:
+			texts++
+		case llm.PartImage:
+			images++
+		}
 	}
-	if ps := bytes.TrimSpace(f.Parameters); len(ps) > 0 && string(ps) != "null" {
+	if images == 0 {
+		if texts == 0 {
+			return append(b, "null"...)
+		}
+		m := llm.Message{Parts: parts}
+		return openai.AppendString(b, m.Text())
+	}
+	b = append(b, '[')
+	n := 0
+	for i := range parts {
+		p := &parts[i]
+		switch p.Kind {
+		case llm.PartText:
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, `{"type":"text","text":`...)
+			b = openai.AppendString(b, p.Text)
+			b = append(b, '}')
+		case llm.PartImage:
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, `{"type":"image_url","image_url":{"url":`...)
+			b = openai.AppendString(b, ImageURL(p))
+			b = append(b, "}}"...)
+		}
+	}
+	return append(b, ']')
+}
+
+// ImageURL is the URL an OpenAI-wire server takes for an image part: its URL, or its bytes as
+// a data URL.
+func ImageURL(p *llm.Part) string {
+	if p.URL != "" {
+		return p.URL
+	}
+	return "data:" + p.MediaType + ";base64," + p.Data
+}
+
+// resultText is a tool result as the text of a tool message. OpenAI's tool message has no
+// error flag, so a failed result says so in its text.
+func resultText(p *llm.Part) string {
+	text := p.Text
+	if p.Content != nil {
+		m := llm.Message{Parts: p.Content}
+		text = m.Text()
+	}
+	if p.IsError {
+		return "Error: " + text
+	}
+	return text
+}
+
+func (c ChatBody) appendTool(b []byte, t *llm.Tool) []byte {
+	b = append(b, `{"type":"function","function":{"name":`...)
+	b = openai.AppendString(b, t.Name)
+	if t.Description != "" {
+		b = append(b, `,"description":`...)
+		b = openai.AppendString(b, t.Description)
+	}
+	if ps := bytes.TrimSpace(t.Parameters); len(ps) > 0 && string(ps) != "null" {
 		b = append(b, `,"parameters":`...)
 		b = append(b, ps...)
 	}
-	if f.Strict != nil && !c.OmitStrict {
+	if t.Strict != nil && !c.OmitStrict {
 		b = append(b, `,"strict":`...)
-		b = strconv.AppendBool(b, *f.Strict)
+		b = strconv.AppendBool(b, *t.Strict)
 	}
 	return append(b, "}}"...)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -45,22 +46,18 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	}
 	// developer is OpenAI's newer name for system; other servers' chat templates know only
 	// system.
-	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai"}
+	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai",
+		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort}
 	return &Provider{profile: p, body: body, baseURL: strings.TrimSuffix(base, "/"), apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 
 // Name is the display name.
 func (p *Provider) Name() string { return p.name }
 
-// CheckChat refuses what this kind cannot honour.
-func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *openai.Error {
-	return p.checkTools(req)
-}
-
-// Chat makes a non-streaming call.
-func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
-	body := p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxCompletionTokens, false)
-	resp, err := p.post(ctx, "/chat/completions", body, false)
+// Generate makes a non-streaming call.
+func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
+	path, body := p.requestBody(req, t, false)
+	resp, err := p.post(ctx, path, body, false)
 	if err != nil {
 		return nil, err
 	}
@@ -69,17 +66,35 @@ func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t provider
 	if err := readCompletion(resp, &out, p.name); err != nil {
 		return nil, err
 	}
-	c := &openai.Completion{Content: out.content, Refusal: out.refusal, ToolCalls: out.toolCalls, FinishReason: out.finish}
-	for i := range c.ToolCalls {
-		c.ToolCalls[i].Type = "function"
+	return out.answer(req.Op), nil
+}
+
+// answer converts a parsed answer. A legacy completion's text is always there, if empty.
+func (c *completion) answer(op llm.Op) *llm.Answer {
+	a := &llm.Answer{Refusal: c.refusal, Stop: openai.StopReason(c.finish)}
+	if c.content != nil || op == llm.OpCompletion {
+		text := ""
+		if c.content != nil {
+			text = *c.content
+		}
+		a.Parts = append(a.Parts, llm.Part{Kind: llm.PartText, Text: text})
 	}
-	if c.FinishReason == "" {
-		c.FinishReason = openai.FinishStop
+	for _, tc := range c.toolCalls {
+		a.Parts = append(a.Parts, llm.Part{Kind: llm.PartToolUse, ID: tc.ID, Name: tc.Name, Input: tc.Arguments})
 	}
-	if out.usage != nil {
-		c.Usage = *out.usage
+	if u := c.usage.llm(); u != nil {
+		a.Usage = *u
 	}
-	return c, nil
+	return a
+}
+
+// requestBody is the path and body of a call: /chat/completions, or /completions for a
+// legacy completion.
+func (p *Provider) requestBody(req *llm.Request, t providers.Target, stream bool) (string, []byte) {
+	if req.Op == llm.OpCompletion {
+		return "/completions", appendCompletionBody(make([]byte, 0, 256), req, t.Model, stream)
+	}
+	return "/chat/completions", p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxTokens, stream)
 }
 
 // maxResponse bounds a non-streamed answer; the largest outputs are a few hundred KB.
@@ -100,14 +115,14 @@ func readCompletion(resp *http.Response, out *completion, provider string) error
 	return nil
 }
 
-// ChatStream starts a streaming call.
-func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
-	body := p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxCompletionTokens, true)
-	resp, err := p.post(ctx, "/chat/completions", body, true)
+// Stream starts a streaming call.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
+	path, body := p.requestBody(req, t, true)
+	resp, err := p.post(ctx, path, body, true)
 	if err != nil {
 		return nil, err
 	}
-	return newStream(resp.Body, p.name, false), nil
+	return newStream(resp.Body, p.name), nil
 }
 
 func (p *Provider) post(ctx context.Context, path string, body []byte, stream bool) (*http.Response, error) {

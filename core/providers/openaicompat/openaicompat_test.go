@@ -9,6 +9,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/golden"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat"
@@ -44,7 +45,7 @@ const fullRequest = `{
 // TestUpstreamBodies renders one request for each kind and compares with golden files: the
 // output maximum's field name, stream_options and the never-forwarded labels are the points.
 func TestUpstreamBodies(t *testing.T) {
-	req, oe := openai.DecodeChat([]byte(fullRequest), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(fullRequest), openai.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}
@@ -59,10 +60,10 @@ func TestUpstreamBodies(t *testing.T) {
 				c.ToolChoice = nil // Ollama refuses an explicit tool_choice
 				check = &c
 			}
-			if oe := p.CheckChat(check, providers.Target{Model: "up-model"}); oe != nil {
+			if oe := p.Check(check, providers.Target{Model: "up-model"}); oe != nil {
 				t.Fatalf("refused: %v", oe)
 			}
-			st, err := p.ChatStream(context.Background(), check, providers.Target{Model: "up-model"})
+			st, err := p.Stream(context.Background(), check, providers.Target{Model: "up-model"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,10 +77,10 @@ func TestUpstreamBodies(t *testing.T) {
 	}
 }
 
-func drainStream(t *testing.T, st providers.Stream) []openai.Delta {
+func drainStream(t *testing.T, st llm.Stream) []llm.Delta {
 	t.Helper()
 	defer st.Close()
-	var out []openai.Delta
+	var out []llm.Delta
 	for {
 		d, err := st.Next()
 		if err == io.EOF {
@@ -115,12 +116,12 @@ func TestProfileRefusals(t *testing.T) {
 		{"ollama", strict, "tools"},
 	}
 	for _, tc := range cases {
-		req, oe := openai.DecodeChat([]byte(tc.body), openai.Limits{})
+		req, oe := openai.DecodeChatRequest([]byte(tc.body), openai.Limits{})
 		if oe != nil {
 			t.Fatal(oe)
 		}
 		p := newProvider(t, tc.kind, "http://127.0.0.1:1/v1")
-		oe = p.CheckChat(req, providers.Target{Model: "x"})
+		oe = p.Check(req, providers.Target{Model: "x"})
 		switch {
 		case tc.param == "" && oe != nil:
 			t.Errorf("%s refused %s: %v", tc.kind, tc.body, oe)
@@ -136,27 +137,27 @@ func TestOpenRouterStream(t *testing.T) {
 	fake := openaifake.New()
 	defer fake.Close()
 	p := newProvider(t, "openrouter", fake.BaseURL())
-	req, _ := openai.DecodeChat([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
+	req, _ := openai.DecodeChatRequest([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
 
 	fake.Enqueue(openaifake.Reply{Text: "the answer", Reasoning: "let me think", Comments: true, PromptTokens: 3, CompletionTokens: 9})
-	st, err := p.ChatStream(context.Background(), req, providers.Target{Model: "x"})
+	st, err := p.Stream(context.Background(), req, providers.Target{Model: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text string
-	var usage *openai.Usage
+	var usage *llm.Usage
 	for _, d := range drainStream(t, st) {
-		text += d.Content
+		text += d.Text
 		if d.Usage != nil {
 			usage = d.Usage
 		}
 	}
-	if text != "the answer" || usage == nil || *usage.CompletionTokens != 9 {
+	if text != "the answer" || usage == nil || *usage.OutputTokens != 9 {
 		t.Errorf("text %q usage %+v", text, usage)
 	}
 
 	fake.Enqueue(openaifake.Reply{ErrorEventAfter: -1, ErrorEventCode: 429})
-	st, err = p.ChatStream(context.Background(), req, providers.Target{Model: "x"})
+	st, err = p.Stream(context.Background(), req, providers.Target{Model: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@
 package openaicompat
 
 import (
-	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
 
@@ -27,17 +26,24 @@ type profile struct {
 	strictTools    bool // strict function schemas are honoured
 	toolChoice     toolChoiceSupport
 	requireAPIKey  bool
+	// topK, parallelToolCalls and reasoningEffort: the server takes top_k,
+	// parallel_tool_calls and reasoning_effort.
+	topK              bool
+	parallelToolCalls bool
+	reasoningEffort   bool
 }
 
 var profiles = map[string]profile{
 	"openai": {kind: "openai", name: "OpenAI", defaultBaseURL: "https://api.openai.com/v1",
-		maxTokensField: "max_completion_tokens", strictTools: true, requireAPIKey: true},
+		maxTokensField: "max_completion_tokens", strictTools: true, requireAPIKey: true,
+		parallelToolCalls: true, reasoningEffort: true},
 	"openrouter": {kind: "openrouter", name: "OpenRouter", defaultBaseURL: "https://openrouter.ai/api/v1",
-		maxTokensField: "max_tokens", strictTools: true, requireAPIKey: true},
+		maxTokensField: "max_tokens", strictTools: true, requireAPIKey: true,
+		topK: true, parallelToolCalls: true, reasoningEffort: true},
 	"vllm": {kind: "vllm", name: "vLLM", defaultBaseURL: "http://127.0.0.1:8000/v1",
-		maxTokensField: "max_tokens"},
+		maxTokensField: "max_tokens", topK: true, parallelToolCalls: true},
 	"sglang": {kind: "sglang", name: "SGLang", defaultBaseURL: "http://127.0.0.1:30000/v1",
-		maxTokensField: "max_tokens"},
+		maxTokensField: "max_tokens", topK: true, parallelToolCalls: true},
 	"openai-compatible": {kind: "openai-compatible", name: "the OpenAI-compatible server",
 		maxTokensField: "max_tokens", toolChoice: toolChoiceAutoNone},
 	"ollama": {kind: "ollama", name: "Ollama", defaultBaseURL: "http://127.0.0.1:11434/v1",
@@ -49,22 +55,4 @@ func Register(r providers.Registry) {
 	for kind := range profiles {
 		r[kind] = New
 	}
-}
-
-func (p *profile) checkTools(req *openai.ChatRequest) *openai.Error {
-	if !p.strictTools && req.HasStrictTool() {
-		return openai.Unsupported("tools", p.name+" does not enforce strict function schemas: remove \"strict\" or pick a model served by OpenAI")
-	}
-	if req.ToolChoice == nil {
-		return nil
-	}
-	switch p.toolChoice {
-	case toolChoiceNone:
-		return openai.Unsupported("tool_choice", p.name+" does not support tool_choice: leave it out (the model decides)")
-	case toolChoiceAutoNone:
-		if req.ToolChoice.Mode == openai.ToolChoiceRequired || req.ToolChoice.Mode == openai.ToolChoiceFunction {
-			return openai.Unsupported("tool_choice", p.name+" does not reliably support required or named tool_choice: use auto or none")
-		}
-	}
-	return nil
 }

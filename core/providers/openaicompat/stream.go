@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -15,40 +16,44 @@ type stream struct {
 	body     io.ReadCloser
 	sse      *providers.SSEReader
 	provider string
-	text     bool // legacy completions: choices[].text instead of choices[].delta
 	done     bool
 }
 
-func newStream(body io.ReadCloser, provider string, text bool) *stream {
-	return &stream{body: body, sse: providers.NewSSEReader(body), provider: provider, text: text}
+// newStream reads chat.completion.chunk events, or text_completion ones (whose text the
+// parser reads as content).
+func newStream(body io.ReadCloser, provider string) *stream {
+	return &stream{body: body, sse: providers.NewSSEReader(body), provider: provider}
 }
 
-func (s *stream) Next() (openai.Delta, error) {
+func (s *stream) Next() (llm.Delta, error) {
 	for {
 		if s.done {
-			return openai.Delta{}, io.EOF
+			return llm.Delta{}, io.EOF
 		}
 		ev, err := s.sse.Next()
 		if err != nil {
-			return openai.Delta{}, s.broken(err)
+			return llm.Delta{}, s.broken(err)
 		}
 		if string(ev.Data) == "[DONE]" {
 			s.done = true
-			return openai.Delta{}, io.EOF
+			return llm.Delta{}, io.EOF
 		}
 		if len(ev.Data) == 0 {
 			continue
 		}
 		var c chunk
 		if err := parseChunk(ev.Data, &c); err != nil {
-			return openai.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
+			return llm.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
 				Message: "malformed stream chunk: " + err.Error(), Err: err}
 		}
 		if c.errRaw != nil {
-			return openai.Delta{}, s.inBandError(ev.Data)
+			return llm.Delta{}, s.inBandError(ev.Data)
 		}
-		d := openai.Delta{Content: c.content, Refusal: c.refusal, ToolCalls: c.toolCalls, FinishReason: c.finish, Usage: c.usage}
-		if d.Visible() || d.Usage != nil {
+		d := llm.Delta{Text: c.content, Refusal: c.refusal, ToolCalls: c.toolCalls, Usage: c.usage.llm()}
+		if c.finish != "" {
+			d.Stop = openai.StopReason(c.finish)
+		}
+		if d.Content() || d.Usage != nil {
 			return d, nil
 		}
 		// Role-only preambles, reasoning text (not returned: its tokens still count as

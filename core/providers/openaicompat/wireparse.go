@@ -7,7 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 )
 
 // completion is the part of a non-streamed chat.completion (or text_completion) the gateway
@@ -16,9 +16,14 @@ type completion struct {
 	choices   int // how many choices the answer had
 	content   *string
 	refusal   *string
-	toolCalls []openai.ToolCall
+	toolCalls []toolCall
 	finish    string
-	usage     *openai.Usage
+	usage     *wireUsage
+}
+
+// toolCall is one tool call of a whole answer.
+type toolCall struct {
+	ID, Name, Arguments string
 }
 
 // parseCompletion reads a whole answer the way parseChunk reads a chunk: one pass, the fields
@@ -47,13 +52,13 @@ func parseCompletion(b []byte, c *completion) error {
 							case "tool_calls":
 								c.toolCalls = c.toolCalls[:0]
 								return p.array(func(int) error {
-									var tc openai.ToolCall
+									var tc toolCall
 									err := p.object(func(key []byte) error {
 										switch string(key) {
 										case "id":
 											return p.nullableString(&tc.ID)
 										case "function":
-											return p.function(&tc.Function.Name, &tc.Function.Arguments)
+											return p.function(&tc.Name, &tc.Arguments)
 										}
 										return p.skip()
 									})
@@ -87,9 +92,9 @@ func parseCompletion(b []byte, c *completion) error {
 type chunk struct {
 	content   string
 	refusal   string
-	toolCalls []openai.ToolCallDelta
+	toolCalls []llm.ToolCallDelta
 	finish    string
-	usage     *openai.Usage
+	usage     *wireUsage
 	errRaw    []byte // the value of a non-null "error" key
 }
 
@@ -141,7 +146,7 @@ func (p *scanner) choice(c *chunk) error {
 						return nil
 					}
 					return p.array(func(int) error {
-						var tc openai.ToolCallDelta
+						var tc llm.ToolCallDelta
 						err := p.object(func(key []byte) error {
 							switch string(key) {
 							case "index":
@@ -182,13 +187,41 @@ func (p *scanner) function(name, arguments *string) error {
 }
 
 // usage reads the usage object, null or once per answer, through encoding/json.
-func (p *scanner) usage(dst **openai.Usage) error {
+func (p *scanner) usage(dst **wireUsage) error {
 	raw, err := p.raw()
 	if err != nil || string(raw) == "null" {
 		return err
 	}
-	*dst = new(openai.Usage)
+	*dst = new(wireUsage)
 	return json.Unmarshal(raw, *dst)
+}
+
+// wireUsage is OpenAI's usage object. Counts it leaves out (or sends as null) stay nil.
+type wireUsage struct {
+	PromptTokens        *int `json:"prompt_tokens"`
+	CompletionTokens    *int `json:"completion_tokens"`
+	TotalTokens         *int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// llm converts to the gateway's usage, which shares OpenAI's meaning of each count.
+func (w *wireUsage) llm() *llm.Usage {
+	if w == nil {
+		return nil
+	}
+	u := &llm.Usage{InputTokens: w.PromptTokens, OutputTokens: w.CompletionTokens, TotalTokens: w.TotalTokens}
+	if d := w.PromptTokensDetails; d != nil {
+		u.CacheReadTokens = d.CachedTokens
+	}
+	if d := w.CompletionTokensDetails; d != nil {
+		u.ReasoningTokens = d.ReasoningTokens
+	}
+	return u
 }
 
 // end refuses anything but white space after the value.

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 )
 
 // referenceChunk decodes what parseChunk reads, with encoding/json.
@@ -27,7 +27,7 @@ type referenceChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *openai.Usage   `json:"usage"`
+	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -48,7 +48,7 @@ func (r *referenceChunk) toChunk() chunk {
 		}
 		c.refusal = deref(ch.Delta.Refusal)
 		for _, tc := range ch.Delta.ToolCalls {
-			c.toolCalls = append(c.toolCalls, openai.ToolCallDelta{Index: tc.Index, ID: deref(tc.ID), Name: deref(tc.Function.Name), Arguments: deref(tc.Function.Arguments)})
+			c.toolCalls = append(c.toolCalls, llm.ToolCallDelta{Index: tc.Index, ID: deref(tc.ID), Name: deref(tc.Function.Name), Arguments: deref(tc.Function.Arguments)})
 		}
 		c.finish = deref(ch.FinishReason)
 	}
@@ -201,7 +201,7 @@ type referenceCompletion struct {
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *openai.Usage `json:"usage"`
+	Usage *wireUsage `json:"usage"`
 }
 
 func (r *referenceCompletion) toCompletion() completion {
@@ -213,7 +213,7 @@ func (r *referenceCompletion) toCompletion() completion {
 			c.content = ch.Text
 		}
 		for _, tc := range ch.Message.ToolCalls {
-			c.toolCalls = append(c.toolCalls, openai.ToolCall{ID: deref(tc.ID), Function: openai.FunctionCall{Name: deref(tc.Function.Name), Arguments: deref(tc.Function.Arguments)}})
+			c.toolCalls = append(c.toolCalls, toolCall{ID: deref(tc.ID), Name: deref(tc.Function.Name), Arguments: deref(tc.Function.Arguments)})
 		}
 	}
 	return c

@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/openai"
+)
+
+// chatDoor is OpenAI's Chat Completions: POST /v1/chat/completions.
+type chatDoor struct {
+	includeUsage bool
+}
+
+func (*chatDoor) endpoint() string { return "chat" }
+
+func (d *chatDoor) decode(_ *http.Request, body []byte, lim limits) (*llm.Request, *llm.Error) {
+	req, e := openai.DecodeChat(body, openai.Limits{MaxMessages: lim.maxMessages, MaxTools: lim.maxTools})
+	if e != nil {
+		return nil, e
+	}
+	d.includeUsage = req.IncludeUsage()
+	return req.Request(), nil
+}
+
+func (*chatDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) { openai.WriteError(w, e) }
+
+func (*chatDoor) visible(d *llm.Delta) bool { return openai.Visible(d) }
+
+func (*chatDoor) appendAnswer(b []byte, rc *requestCtx, a *llm.Answer) []byte {
+	return openai.AppendChatCompletion(b, "chatcmpl-"+randomID(24), rc.created(), rc.model, a)
+}
+
+func (d *chatDoor) encoder(rc *requestCtx) encoder {
+	return &chunkEncoder{enc: openai.NewChatChunkEncoder("chatcmpl-"+randomID(24), rc.created(), rc.model, d.includeUsage), includeUsage: d.includeUsage}
+}
+
+// completionsDoor is OpenAI's legacy Completions: POST /v1/completions.
+type completionsDoor struct {
+	includeUsage bool
+}
+
+func (*completionsDoor) endpoint() string { return "completions" }
+
+func (d *completionsDoor) decode(_ *http.Request, body []byte, _ limits) (*llm.Request, *llm.Error) {
+	req, e := openai.DecodeCompletion(body)
+	if e != nil {
+		return nil, e
+	}
+	d.includeUsage = req.IncludeUsage()
+	return req.Request(), nil
+}
+
+func (*completionsDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+	openai.WriteError(w, e)
+}
+
+func (*completionsDoor) visible(d *llm.Delta) bool { return openai.Visible(d) }
+
+func (*completionsDoor) appendAnswer(b []byte, rc *requestCtx, a *llm.Answer) []byte {
+	return openai.AppendTextCompletion(b, "cmpl-"+randomID(24), rc.created(), rc.model, a)
+}
+
+func (d *completionsDoor) encoder(rc *requestCtx) encoder {
+	return &chunkEncoder{enc: openai.NewTextChunkEncoder("cmpl-"+randomID(24), rc.created(), rc.model, d.includeUsage), includeUsage: d.includeUsage}
+}
+
+// chunkEncoder writes OpenAI's chunks: the first carries the assistant role, the usage chunk
+// (when asked for and reported) and [DONE] close a stream that ended properly, an error event
+// without [DONE] one that failed.
+type chunkEncoder struct {
+	enc          *openai.ChunkEncoder
+	includeUsage bool
+	started      bool
+}
+
+func (*chunkEncoder) hold(*llm.Delta) {}
+
+func (*chunkEncoder) start(b []byte) []byte { return b }
+
+func (c *chunkEncoder) delta(b []byte, d *llm.Delta) []byte {
+	if !openai.Visible(d) {
+		return b
+	}
+	first := !c.started
+	c.started = true
+	return c.enc.AppendDelta(b, d, first)
+}
+
+func (c *chunkEncoder) end(b []byte, u *llm.Usage) []byte {
+	if c.includeUsage && u.Reported() {
+		b = c.enc.AppendUsage(b, u.WithTotal())
+	}
+	return append(b, openai.Done...)
+}
+
+func (*chunkEncoder) fail(b []byte, e *llm.Error) []byte { return openai.AppendErrorEvent(b, e) }
