@@ -14,7 +14,7 @@ import (
 )
 
 func BenchmarkBuildRequest(b *testing.B) {
-	req, oe := openai.DecodeChat([]byte(`{"model":"gw","messages":[
+	req, oe := openai.DecodeChatRequest([]byte(`{"model":"gw","messages":[
 		{"role":"system","content":"You are a helpful assistant that uses tools when needed."},
 		{"role":"user","content":"What is the weather in Paris and Rome?"},
 		{"role":"assistant","content":"Checking.","tool_calls":[
@@ -43,7 +43,7 @@ func BenchmarkStream(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic")
+		s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic", false)
 		for {
 			if _, err := s.Next(); err == io.EOF {
 				break
@@ -65,10 +65,10 @@ func BenchmarkChatStreamFake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req, _ := openai.DecodeChat([]byte(`{"model":"gw","stream":true,"messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	req, _ := openai.DecodeChatRequest([]byte(`{"model":"gw","stream":true,"messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
 	b.ReportAllocs()
 	for b.Loop() {
-		s, err := p.ChatStream(context.Background(), req, providers.Target{Model: "claude"})
+		s, err := p.Stream(context.Background(), req, providers.Target{Model: "claude"})
 		if err != nil {
 			b.Fatal(err)
 		}

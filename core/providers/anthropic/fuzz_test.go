@@ -21,7 +21,7 @@ func FuzzStream(f *testing.F) {
 	f.Add("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n")
 	f.Add("event: ping\ndata: {}\n\n: comment\n\ndata: {\"type\":\"message_stop\"}")
 	f.Fuzz(func(t *testing.T, in string) {
-		st := NewStream(context.Background(), io.NopCloser(strings.NewReader(in)), "Anthropic")
+		st := NewStream(context.Background(), io.NopCloser(strings.NewReader(in)), "Anthropic", false)
 		defer st.Close()
 		seen := map[int]bool{}
 		for range 10000 {

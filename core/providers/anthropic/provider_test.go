@@ -59,11 +59,11 @@ func TestTransport(t *testing.T) {
 	answer := &anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("Hello there")}, Usage: anthropicfake.Usage{Input: 5, Output: 2}}
 	fake.Enqueue(anthropicfake.Reply{Answer: answer}, anthropicfake.Reply{Answer: answer})
 
-	c, err := p.Chat(context.Background(), req, providers.Target{Model: "claude-x"})
+	c, err := p.Generate(context.Background(), req, providers.Target{Model: "claude-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Content == nil || *c.Content != "Hello there" || *c.Usage.PromptTokens != 5 {
+	if c.Content == nil || *c.Content != "Hello there" || *c.Usage.InputTokens != 5 {
 		t.Errorf("completion %+v", c)
 	}
 	got := fake.Last()
@@ -80,7 +80,7 @@ func TestTransport(t *testing.T) {
 		t.Errorf("model %q stream %v", model, got.Stream())
 	}
 
-	st, err := p.ChatStream(context.Background(), req, providers.Target{Model: "claude-x"})
+	st, err := p.Stream(context.Background(), req, providers.Target{Model: "claude-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestTransport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text.WriteString(d.Content)
+		text.WriteString(d.Text)
 	}
 	st.Close()
 	if text.String() != "Hello there" || !fake.Last().Stream() || fake.Last().Header.Get("Accept") != "text/event-stream" {
@@ -107,7 +107,7 @@ func TestTransportErrors(t *testing.T) {
 	req := chat(t, `{"model":"gw","messages":[{"role":"user","content":"hi"}]}`)
 
 	wrongKey := newProvider(t, &config.Connection{Kind: Kind, APIKey: "sk-revoked", BaseURL: fake.URL})
-	_, err := wrongKey.Chat(context.Background(), req, providers.Target{Model: "c"})
+	_, err := wrongKey.Generate(context.Background(), req, providers.Target{Model: "c"})
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Class != providers.Auth || pe.Status != 401 {
 		t.Errorf("wrong key: %v", err)
@@ -115,12 +115,12 @@ func TestTransportErrors(t *testing.T) {
 
 	p := newProvider(t, &config.Connection{Kind: Kind, APIKey: anthropicfake.APIKey, BaseURL: fake.URL})
 	fake.Enqueue(anthropicfake.Overloaded())
-	_, err = p.ChatStream(context.Background(), req, providers.Target{Model: "c"})
+	_, err = p.Stream(context.Background(), req, providers.Target{Model: "c"})
 	if !errors.As(err, &pe) || pe.Class != providers.Overloaded || pe.Status != 529 || pe.RetryAfter != "" {
 		t.Errorf("529: %v", err)
 	}
 	fake.Enqueue(anthropicfake.RateLimited("30"))
-	_, err = p.Chat(context.Background(), req, providers.Target{Model: "c"})
+	_, err = p.Generate(context.Background(), req, providers.Target{Model: "c"})
 	if !errors.As(err, &pe) || pe.Class != providers.RateLimited || pe.RetryAfter != "30" {
 		t.Errorf("429: %v", err)
 	}
@@ -128,12 +128,12 @@ func TestTransportErrors(t *testing.T) {
 	// A stream cut by the network after some content is broken, not finished.
 	events := (&anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("one two three four")}}).Events("c")
 	fake.Enqueue(anthropicfake.Reply{Events: anthropicfake.Truncate(events, 1), Cut: true})
-	st, err := p.ChatStream(context.Background(), req, providers.Target{Model: "c"})
+	st, err := p.Stream(context.Background(), req, providers.Target{Model: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if d, err := st.Next(); err != nil || d.Content != "one two " {
+	if d, err := st.Next(); err != nil || d.Text != "one two " {
 		t.Fatalf("first delta %+v %v", d, err)
 	}
 	_, err = st.Next()
@@ -143,7 +143,7 @@ func TestTransportErrors(t *testing.T) {
 
 	// Nothing reaches the network for a request the route refuses.
 	n := len(fake.Requests())
-	_, err = p.Chat(context.Background(), chat(t, `{"model":"gw","messages":[{"role":"user","content":"hi"}],"temperature":1.5}`), providers.Target{Model: "c"})
+	_, err = p.Generate(context.Background(), chat(t, `{"model":"gw","messages":[{"role":"user","content":"hi"}],"temperature":1.5}`), providers.Target{Model: "c"})
 	if !errors.As(err, &pe) || pe.Class != providers.BadRequest || pe.Param != "temperature" || len(fake.Requests()) != n {
 		t.Errorf("refused request: %v, %d requests sent", err, len(fake.Requests())-n)
 	}
@@ -162,7 +162,7 @@ func TestChatMatchesFakeValidation(t *testing.T) {
 		{"role":"tool","tool_call_id":"functions.lookup:0","content":"found"},
 		{"role":"user","content":"thanks"}],
 		"tools":[{"type":"function","function":{"name":"lookup"}}]}`)
-	if _, err := p.Chat(context.Background(), req, providers.Target{Model: "c"}); err != nil {
+	if _, err := p.Generate(context.Background(), req, providers.Target{Model: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	var msgs []struct {

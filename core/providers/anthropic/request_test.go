@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/golden"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
@@ -39,7 +40,7 @@ func TestRequestGolden(t *testing.T) {
 			if err := json.Unmarshal(raw, &c); err != nil {
 				t.Fatal(err)
 			}
-			req, oe := openai.DecodeChat(c.Request, openai.Limits{})
+			req, oe := openai.DecodeChatRequest(c.Request, openai.Limits{})
 			if oe != nil {
 				t.Fatalf("the case's request is not a valid OpenAI request: %v", oe)
 			}
@@ -64,9 +65,9 @@ func TestRequestGolden(t *testing.T) {
 	}
 }
 
-func chat(t *testing.T, body string) *openai.ChatRequest {
+func chat(t *testing.T, body string) *llm.Request {
 	t.Helper()
-	req, oe := openai.DecodeChat([]byte(body), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(body), openai.Limits{})
 	if oe != nil {
 		t.Fatalf("not a valid OpenAI request: %v\n%s", oe, body)
 	}
@@ -95,11 +96,11 @@ func TestCheckRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := chat(t, tt.body)
 			p := &Provider{}
-			oe := p.CheckChat(req, providers.Target{Model: "claude"})
+			oe := p.Check(req, providers.Target{Model: "claude"})
 			if oe == nil {
 				t.Fatal("CheckChat accepted the request")
 			}
-			if oe.Status != 400 || oe.Param != tt.param || oe.Type != openai.TypeInvalidRequest {
+			if oe.Status != 400 || oe.Param != tt.param || oe.Type != llm.TypeInvalidRequest {
 				t.Errorf("got %d %s param %q (%s), want 400 invalid_request_error param %q", oe.Status, oe.Type, oe.Param, oe.Message, tt.param)
 			}
 			if _, be := BuildRequest(req, providers.Target{Model: "claude"}, RequestOptions{}); be == nil || be.Param != tt.param {

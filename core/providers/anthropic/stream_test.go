@@ -13,13 +13,13 @@ import (
 	"testing/iotest"
 
 	"github.com/fngate/fngate/core/golden"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
 // collect reads a stream to its end and renders each delta as a JSON line, then the way it
 // ended: "EOF" for a proper end, or the error's class and message.
-func collect(t *testing.T, s providers.Stream) []byte {
+func collect(t *testing.T, s llm.Stream) []byte {
 	t.Helper()
 	defer s.Close()
 	var out bytes.Buffer
@@ -59,7 +59,7 @@ func TestStreamGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := collect(t, NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic"))
+			got := collect(t, NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic", false))
 			golden.CheckIndented(t, filepath.Join("testdata", "stream", name+".golden.txt"), got)
 		})
 	}
@@ -73,15 +73,15 @@ func TestStreamAnyChunking(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := collect(t, NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic"))
+		want := collect(t, NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic", false))
 		for size := 1; size <= 64; size++ {
 			r := &chunkReader{data: raw, size: size}
-			got := collect(t, NewStream(context.Background(), io.NopCloser(r), "Anthropic"))
+			got := collect(t, NewStream(context.Background(), io.NopCloser(r), "Anthropic", false))
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%s in %d-byte chunks:\n%s\nwant\n%s", name, size, got, want)
 			}
 		}
-		got := collect(t, NewStream(context.Background(), io.NopCloser(iotest.OneByteReader(bytes.NewReader(raw))), "Anthropic"))
+		got := collect(t, NewStream(context.Background(), io.NopCloser(iotest.OneByteReader(bytes.NewReader(raw))), "Anthropic", false))
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s one byte at a time differs", name)
 		}
@@ -110,12 +110,12 @@ func TestStreamToolCallsAssemble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic")
+	s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic", false)
 	defer s.Close()
 	args := map[int]*strings.Builder{}
 	ids := map[int]string{}
 	var text strings.Builder
-	var last openai.Delta
+	var last llm.Delta
 	for {
 		d, err := s.Next()
 		if err == io.EOF {
@@ -124,7 +124,7 @@ func TestStreamToolCallsAssemble(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text.WriteString(d.Content)
+		text.WriteString(d.Text)
 		for _, tc := range d.ToolCalls {
 			if tc.ID != "" {
 				ids[tc.Index] = tc.ID
@@ -150,11 +150,11 @@ func TestStreamToolCallsAssemble(t *testing.T) {
 	if args[1].String() != `{"tz":"CET"}` {
 		t.Errorf("arguments of call 1: %q", args[1])
 	}
-	if last.FinishReason != openai.FinishToolCalls || last.Usage == nil {
+	if last.Stop != llm.StopToolUse || last.Usage == nil {
 		t.Fatalf("last delta %+v", last)
 	}
 	u := last.Usage
-	if *u.PromptTokens != 472+10+1024 || *u.Cached() != 1024 || *u.CompletionTokens != 89 {
+	if *u.InputTokens != 472+10+1024 || *u.CacheReadTokens != 1024 || *u.OutputTokens != 89 {
 		t.Errorf("usage %s", u.AppendJSON(nil))
 	}
 }
@@ -165,9 +165,9 @@ func TestStreamUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic")
-	var merged openai.Usage
-	var deltas []openai.Delta
+	s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic", false)
+	var merged llm.Usage
+	var deltas []llm.Delta
 	for {
 		d, err := s.Next()
 		if err == io.EOF {
@@ -181,7 +181,7 @@ func TestStreamUsage(t *testing.T) {
 	}
 	// The first visible delta already carries the prompt from message_start, so a stream
 	// broken after it is still charged for its input.
-	if u := deltas[0].Usage; u == nil || u.PromptTokens == nil || *u.PromptTokens != 9 || u.CompletionTokens != nil {
+	if u := deltas[0].Usage; u == nil || u.InputTokens == nil || *u.InputTokens != 9 || u.OutputTokens != nil {
 		t.Errorf("first delta usage %+v, want the prompt only", u)
 	}
 	// message_delta repeats (and here corrects) the input and cache counts.
@@ -195,14 +195,14 @@ func TestStreamUsage(t *testing.T) {
 func TestStreamCancelledByGateway(t *testing.T) {
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancelCause(context.Background())
-	s := NewStream(ctx, pr, "Anthropic")
+	s := NewStream(ctx, pr, "Anthropic", false)
 	defer s.Close()
 	go func() {
 		_, _ = io.WriteString(pw, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n"+
 			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"+
 			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n")
 	}()
-	if d, err := s.Next(); err != nil || d.Content != "Hi" {
+	if d, err := s.Next(); err != nil || d.Text != "Hi" {
 		t.Fatalf("first delta %+v %v", d, err)
 	}
 	go func() {
@@ -226,7 +226,7 @@ func TestStreamErrorIsSticky(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic")
+	s := NewStream(context.Background(), io.NopCloser(bytes.NewReader(raw)), "Anthropic", false)
 	var first error
 	for i := 0; i < 10; i++ {
 		_, err := s.Next()
