@@ -47,6 +47,13 @@ type Reply struct {
 	NoDone             bool   // end without [DONE]
 	Comments           bool   // interleave ": PROCESSING" comment lines (OpenRouter)
 	Reasoning          string // reasoning deltas before the content (OpenRouter, vLLM)
+
+	// Hostile answers. Body, when set, is sent as the non-streamed answer instead of the
+	// generated one. Inject is written into the stream verbatim (whole SSE lines, not a data
+	// payload) at InjectAfter, counted as the faults above; the answer then goes on.
+	Body        []byte
+	Inject      []byte
+	InjectAfter int
 }
 
 // ToolCall is a scripted tool call; Arguments is split into several fragments when streamed.
@@ -180,6 +187,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if rep.Body != nil {
+		_, _ = w.Write(rep.Body)
+		return
+	}
 	_, _ = w.Write(rep.jsonBody(modelOf(body), text))
 }
 
@@ -346,6 +357,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep *Reply, body
 	chunks := rep.chunks(text)
 	for i := 0; i <= len(chunks); i++ {
 		at := func(n int) bool { return n == -1 && i == 0 || n > 0 && i == n }
+		if at(rep.InjectAfter) && rep.Inject != nil {
+			if _, err := w.Write(rep.Inject); err != nil {
+				return
+			}
+			fl.Flush()
+		}
 		if at(rep.CutAfter) {
 			cut(w)
 			return
