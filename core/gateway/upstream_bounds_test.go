@@ -96,3 +96,13 @@ func TestDeeplyNestedAnswerFailsTheAttempt(t *testing.T) {
 		{"chunk after output", openaifake.Reply{Text: "one two three", Inject: chunk, InjectAfter: 1}, true, 200, "upstream_stream_broken", "stream_broken"},
 	})
 }
+
+// Lines that never end an event (here "event: <1 MB>" repeated, which once grew the SSE
+// reader's name without limit) break the stream off once past the reader's bounds.
+func TestEndlessSSEEventFailsTheAttempt(t *testing.T) {
+	flood := []byte(strings.Repeat("event: "+strings.Repeat("e", 1<<20)+"\n", 16))
+	checkHostile(t, []hostileCase{
+		{"before output", openaifake.Reply{Text: "one two", Inject: flood, InjectAfter: -1}, true, 502, "upstream_stream_broken", "stream_broken"},
+		{"after output", openaifake.Reply{Text: "one two three", Inject: flood, InjectAfter: 1}, true, 200, "upstream_stream_broken", "stream_broken"},
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
@@ -176,5 +177,35 @@ func TestRequiresKeyAndURL(t *testing.T) {
 	}
 	if _, err := openaicompat.New(&config.Connection{Kind: "ollama"}, providers.Env{}); err != nil {
 		t.Errorf("ollama needs neither key nor URL: %v", err)
+	}
+}
+
+// An upstream that repeats "event: <1 MB>" lines without ending the event once grew the SSE
+// reader's name buffer without limit (5.9 GB from one request); now the stream breaks off
+// cleanly, after the text already read.
+func TestEventNameFloodBreaksTheStream(t *testing.T) {
+	fake := openaifake.New()
+	defer fake.Close()
+	p := newProvider(t, "openai", fake.BaseURL())
+	req, _ := openai.DecodeChat([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
+	flood := strings.Repeat("event: "+strings.Repeat("e", 1<<20)+"\n", 16)
+	fake.Enqueue(openaifake.Reply{Text: "one two", Inject: []byte(flood), InjectAfter: 1})
+	st, err := p.ChatStream(context.Background(), req, providers.Target{Model: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var text string
+	for err == nil {
+		var d openai.Delta
+		d, err = st.Next()
+		text += d.Content
+	}
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.StreamBroken || !errors.Is(err, providers.ErrSSETooLarge) {
+		t.Errorf("got %v, want a stream_broken error for the oversized event", err)
+	}
+	if text != "one" {
+		t.Errorf("text before the flood %q, want %q", text, "one")
 	}
 }
