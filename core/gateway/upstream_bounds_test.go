@@ -1,10 +1,13 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 )
@@ -105,4 +108,87 @@ func TestEndlessSSEEventFailsTheAttempt(t *testing.T) {
 		{"before output", openaifake.Reply{Text: "one two", Inject: flood, InjectAfter: -1}, true, 502, "upstream_stream_broken", "stream_broken"},
 		{"after output", openaifake.Reply{Text: "one two three", Inject: flood, InjectAfter: 1}, true, 200, "upstream_stream_broken", "stream_broken"},
 	})
+}
+
+// Impossible usage from an upstream (negative counts once became a negative cost_usd and
+// negative counts to the client) reads as unreported: left out of the client's usage and of
+// the cost, with a WARN line naming the route and the field.
+func TestImpossibleUsageIsUnreported(t *testing.T) {
+	cases := []struct {
+		name, usage string
+		want        string // the client's usage
+		cost        bool   // whether the attempt is charged
+		dropped     []string
+	}{
+		{"negative counts", `{"prompt_tokens":-5000,"completion_tokens":4,"total_tokens":-4996}`,
+			`{"completion_tokens":4}`, false, []string{"prompt_tokens", "total_tokens"}},
+		{"beyond 2^31-1", `{"prompt_tokens":3000000000000,"completion_tokens":2,"total_tokens":3000000000002}`,
+			`{"completion_tokens":2}`, false, []string{"prompt_tokens", "total_tokens"}},
+		{"more cached than prompt", `{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":50}}`,
+			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}`, true, []string{"prompt_tokens_details.cached_tokens"}},
+	}
+	for _, tc := range cases {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stream=%v", tc.name, stream), func(t *testing.T) {
+				g, a := newSingle(t)
+				a.Enqueue(openaifake.Reply{Text: "one two", RawUsage: json.RawMessage(tc.usage)})
+				var usage any
+				if stream {
+					r := g.Chat(t, `{`+hello+`,"stream":true,"stream_options":{"include_usage":true}}`)
+					events := gatewaytest.SSEData(t, r.Body)
+					if len(events) < 2 || events[len(events)-1] != "[DONE]" {
+						t.Fatalf("stream %s", r.Body)
+					}
+					usage = chunkJSON(t, events[len(events)-2])["usage"]
+				} else {
+					r := g.Chat(t, `{`+hello+`}`)
+					if r.Status != 200 {
+						t.Fatalf("status %d: %s", r.Status, r.Body)
+					}
+					usage = r.JSON(t)["usage"]
+				}
+				var want any
+				_ = json.Unmarshal([]byte(tc.want), &want)
+				if !reflect.DeepEqual(usage, want) {
+					t.Errorf("client usage %v, want %v", usage, want)
+				}
+				lines := g.logs.AfterRequests(t, 1)
+				var warned []string
+				for _, l := range lines {
+					switch l["msg"] {
+					case "attempt", "request":
+						cost, charged := l["cost_usd"].(float64)
+						if charged != tc.cost || cost < 0 {
+							t.Errorf("%s line cost_usd %v, want charged=%v and never negative", l["msg"], l["cost_usd"], tc.cost)
+						}
+						if !reflect.DeepEqual(l["usage"], logUsage(want)) {
+							t.Errorf("%s line usage %v, want %v", l["msg"], l["usage"], logUsage(want))
+						}
+					case gateway.MsgImpossibleUsage:
+						if l["level"] != "WARN" || l["route"] != "a/model-a" {
+							t.Errorf("impossible_usage line %v", l)
+						}
+						warned = append(warned, l["field"].(string))
+					}
+				}
+				if !reflect.DeepEqual(warned, tc.dropped) {
+					t.Errorf("WARN lines for %v, want %v", warned, tc.dropped)
+				}
+			})
+		}
+	}
+}
+
+// logUsage is a client usage object as the log lines render it: cached tokens at the top.
+func logUsage(u any) any {
+	m, _ := u.(map[string]any)
+	out := map[string]any{}
+	for k, v := range m {
+		if d, ok := v.(map[string]any); ok && k == "prompt_tokens_details" {
+			out["cached_tokens"] = d["cached_tokens"]
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }

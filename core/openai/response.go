@@ -1,6 +1,9 @@
 package openai
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // Finish reasons.
 const (
@@ -36,6 +39,52 @@ func Int(n int) *int { return &n }
 // Reported reports whether any count is known.
 func (u *Usage) Reported() bool {
 	return u != nil && (u.PromptTokens != nil || u.CompletionTokens != nil || u.TotalTokens != nil)
+}
+
+// maxCount is the largest token count taken as real. No request reads or writes anywhere near
+// 2^31 tokens (context windows are a few million at most); a larger count is an upstream's
+// bug, and would make sums overflow and costs absurd.
+const maxCount = math.MaxInt32
+
+// ImpossibleCount is a count DropImpossible removed.
+type ImpossibleCount struct {
+	Field string // as named in the JSON, e.g. prompt_tokens_details.cached_tokens
+	Value int    // as reported
+}
+
+// DropImpossible removes the counts no real answer has, which then read as unreported: a
+// negative count, one above 2^31-1, and cached tokens above the prompt's (which include
+// them on every wire). Reasoning tokens above the completion's are possible: xAI counts them
+// apart from completion_tokens. It returns what it removed. Details objects are dropped, never
+// written through, as they may be shared with the provider's answer.
+func (u *Usage) DropImpossible() []ImpossibleCount {
+	var out []ImpossibleCount
+	drop := func(field string, p *int) bool {
+		if p == nil || *p >= 0 && *p <= maxCount {
+			return false
+		}
+		out = append(out, ImpossibleCount{Field: field, Value: *p})
+		return true
+	}
+	if drop("prompt_tokens", u.PromptTokens) {
+		u.PromptTokens = nil
+	}
+	if drop("completion_tokens", u.CompletionTokens) {
+		u.CompletionTokens = nil
+	}
+	if drop("total_tokens", u.TotalTokens) {
+		u.TotalTokens = nil
+	}
+	if c := u.Cached(); drop("prompt_tokens_details.cached_tokens", c) {
+		u.PromptTokensDetails = nil
+	} else if c != nil && u.PromptTokens != nil && *c > *u.PromptTokens {
+		out = append(out, ImpossibleCount{Field: "prompt_tokens_details.cached_tokens", Value: *c})
+		u.PromptTokensDetails = nil
+	}
+	if d := u.CompletionTokensDetails; d != nil && drop("completion_tokens_details.reasoning_tokens", d.ReasoningTokens) {
+		u.CompletionTokensDetails = nil
+	}
+	return out
 }
 
 // Cached returns the cached prompt tokens, if reported.

@@ -32,6 +32,9 @@ type Reply struct {
 	// Usage counts; a negative value leaves the count out of the usage object.
 	PromptTokens, CompletionTokens, CachedTokens int
 	NoUsage                                      bool
+	// RawUsage, when set, is the usage object verbatim instead of the counts above (an
+	// upstream reporting impossible counts).
+	RawUsage json.RawMessage
 
 	// Streaming faults, counted in content-bearing chunks: N > 0 strikes after N of them, -1
 	// right after the role chunk (before any content), 0 never.
@@ -228,7 +231,10 @@ func (r *Reply) finish() string {
 	return "stop"
 }
 
-func (r *Reply) usage() map[string]any {
+func (r *Reply) usage() any {
+	if r.RawUsage != nil {
+		return r.RawUsage
+	}
 	u := map[string]any{}
 	if r.PromptTokens >= 0 {
 		u["prompt_tokens"] = r.PromptTokens
