@@ -3,6 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/fngate/fngate/core/openai"
@@ -70,10 +72,44 @@ type wireBlock struct {
 }
 
 type wireMessage struct {
-	Type       string      `json:"type"`
-	Content    []wireBlock `json:"content"`
-	StopReason *string     `json:"stop_reason"`
-	Usage      *wireUsage  `json:"usage"`
+	Type       string     `json:"type"`
+	Content    blockList  `json:"content"`
+	StopReason *string    `json:"stop_reason"`
+	Usage      *wireUsage `json:"usage"`
+}
+
+// maxBlocks bounds the content blocks of one answer. A block costs some 90 bytes decoded
+// against 3 bytes of input ("{},"), so a 32 MB answer padded with empty blocks would hold
+// 900 MB; real answers have a few blocks, a few hundred with web search citations.
+const maxBlocks = 4096
+
+var errTooManyBlocks = errors.New("more than " + strconv.Itoa(maxBlocks) + " content blocks")
+
+// blockList is a content array decoded one block at a time, to refuse a padded one before it
+// takes the memory.
+type blockList []wireBlock
+
+func (l *blockList) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*l = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("content is not an array")
+	}
+	*l = (*l)[:0]
+	for dec.More() {
+		if len(*l) == maxBlocks {
+			return errTooManyBlocks
+		}
+		var bl wireBlock
+		if err := dec.Decode(&bl); err != nil {
+			return err
+		}
+		*l = append(*l, bl)
+	}
+	return nil
 }
 
 // ParseResponse translates a non-streaming Messages response. Text blocks join into the
