@@ -150,10 +150,11 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 // sseWriter writes and flushes one event at a time: neither the gateway nor the platform
 // holds tokens back.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	enc *openai.ChunkEncoder
-	buf []byte
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	enc   *openai.ChunkEncoder
+	calls toolCalls
+	buf   []byte
 }
 
 func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
@@ -162,6 +163,7 @@ func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
 
 // delta writes one chunk; it flushes unless the upstream already has the next event in hand.
 func (s *sseWriter) delta(d *openai.Delta, first bool, p providers.Pending) error {
+	s.calls.delta(d)
 	s.buf = s.enc.AppendDelta(s.buf[:0], d, first)
 	if p != nil && p.Pending() {
 		_, err := s.w.Write(s.buf)
