@@ -60,6 +60,9 @@ func (t *toolCalls) fragment(f *openai.ToolCallDelta) {
 	f.ID, f.Name = "", ""
 }
 
+// streamed reports whether a tool call went out.
+func (t *toolCalls) streamed() bool { return len(t.calls) > 0 }
+
 // completion fills in the ids a whole answer lacks or repeats.
 func (t *toolCalls) completion(c *openai.Completion) {
 	for i := range c.ToolCalls {
