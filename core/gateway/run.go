@@ -98,6 +98,8 @@ func (g *Gateway) failedBeforeOutput(w http.ResponseWriter, r *http.Request, rc 
 
 func (g *Gateway) writeCompletion(w http.ResponseWriter, rc *requestCtx, rt *route, c call, comp *openai.Completion) {
 	comp.Usage.WithTotal()
+	var calls toolCalls
+	calls.completion(comp)
 	body := c.appendCompletion(make([]byte, 0, 512), c.idPrefix()+randomID(24), g.now().Unix(), rc.model, comp)
 	body = append(body, '\n')
 	g.setRouteHeaders(w, rc, rt)

@@ -132,7 +132,8 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 		g.logAttempt(a)
 		g.logRequest(rc, http.StatusOK, rt.id, oe)
 	default:
-		if c.includeUsage() && usage.Reported() {
+		werr = sw.finish()
+		if werr == nil && c.includeUsage() && usage.Reported() {
 			werr = sw.usage(usage.WithTotal())
 		}
 		if werr == nil {
@@ -150,10 +151,12 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 // sseWriter writes and flushes one event at a time: neither the gateway nor the platform
 // holds tokens back.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	enc *openai.ChunkEncoder
-	buf []byte
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	enc      *openai.ChunkEncoder
+	calls    toolCalls
+	finished bool // a finish reason went out
+	buf      []byte
 }
 
 func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
@@ -162,12 +165,28 @@ func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
 
 // delta writes one chunk; it flushes unless the upstream already has the next event in hand.
 func (s *sseWriter) delta(d *openai.Delta, first bool, p providers.Pending) error {
+	s.calls.delta(d)
+	s.finished = s.finished || d.FinishReason != ""
 	s.buf = s.enc.AppendDelta(s.buf[:0], d, first)
 	if p != nil && p.Pending() {
 		_, err := s.w.Write(s.buf)
 		return err
 	}
 	return s.send()
+}
+
+// finish ends a stream that ended properly without saying why, as OpenRouter's Novita
+// provider ends a tool call at [DONE] with no finish_reason: clients deciding whether to run
+// tools read it, so the reason is tool_calls when calls went out, else stop.
+func (s *sseWriter) finish() error {
+	if s.finished {
+		return nil
+	}
+	d := openai.Delta{FinishReason: openai.FinishStop}
+	if s.calls.streamed() {
+		d.FinishReason = openai.FinishToolCalls
+	}
+	return s.delta(&d, false, nil)
 }
 
 func (s *sseWriter) usage(u *openai.Usage) error {

@@ -21,7 +21,9 @@ func (d *Delta) Visible() bool {
 
 // ToolCallDelta is a fragment of a streamed tool call. The first fragment of a call carries ID
 // and Name; later ones only Arguments. Index is the call's position in the final tool_calls
-// array (dense, from 0), never a provider's content-block index.
+// array (dense, from 0), never a provider's content-block index. That is the shape the chunk
+// encoder writes and clients assemble; providers report fragments as their upstream sent them
+// (an id may be missing or repeated), and the gateway puts them in this shape before encoding.
 type ToolCallDelta struct {
 	Index     int
 	ID        string
