@@ -207,3 +207,31 @@ func FuzzParse(f *testing.F) {
 		_, _ = Parse(context.Background(), data, Options{Getenv: env(nil), HTTPClient: &http.Client{Timeout: time.Millisecond}})
 	})
 }
+
+// TestDiscoverKeepsBaseURLQuery: GET /models joins the path of base_url, whose query stays
+// the query.
+func TestDiscoverKeepsBaseURLQuery(t *testing.T) {
+	var got []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.RequestURI())
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":[{"id":"llama3"}]}`))
+	}))
+	defer live.Close()
+	cfg, err := Parse(context.Background(), []byte(`
+connections:
+  local: {kind: openai-compatible, base_url: "`+live.URL+`/v1?api-version=2024-10-21", discover: {prefix: local/}}
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "/v1/models?api-version=2024-10-21" {
+		t.Errorf("requests %q, want one GET /v1/models?api-version=2024-10-21", got)
+	}
+	if cfg.Models["local/llama3"] == nil {
+		t.Errorf("models %v: llama3 not discovered", cfg.Models)
+	}
+}

@@ -57,6 +57,7 @@ type ToolCall struct {
 // Request is what the fake received.
 type Request struct {
 	Path   string
+	Query  string // the raw query string
 	Header http.Header
 	Body   map[string]any
 	Raw    []byte
@@ -121,7 +122,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: raw})
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Raw: raw})
 	s.mu.Unlock()
 
 	switch {
