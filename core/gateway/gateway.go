@@ -58,6 +58,7 @@ type Gateway struct {
 	inFlight  atomic.Int64
 	started   int64
 	onAttempt func(*AttemptRecord)
+	secrets   *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 }
 
 type model struct {
@@ -95,6 +96,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		limits:    openai.Limits{MaxMessages: cfg.Limits.MaxMessages, MaxTools: cfg.Limits.MaxTools},
 		models:    make(map[string]*model, len(cfg.Models)),
 		onAttempt: opt.OnAttempt,
+		secrets:   telemetry.NewSecrets(cfg.Secrets),
 	}
 	if g.now == nil {
 		g.now = time.Now

@@ -62,12 +62,26 @@ func (g *Gateway) runOnce(w *trackingWriter, r *http.Request, rc *requestCtx, m 
 			g.writeCompletion(w, rc, rt, c, comp)
 			return
 		}
-		pe := providers.AsError(ctx, err, rt.provider.Name())
+		pe := g.upstreamError(ctx, err, rt)
 		cancel()
 		if !g.failedBeforeOutput(w, r, rc, rt, a, pe, i+1 < len(routes)) {
 			return
 		}
 	}
+}
+
+// maxUpstreamText bounds each text of an upstream failure (its message, code, param) as the
+// client and the logs see it.
+const maxUpstreamText = 1024
+
+// upstreamError is the one door through which an attempt's failure reaches the client and the
+// logs. An upstream may echo the gateway's own credentials (a 400 body quoting the key, an
+// error event mid-stream), and nothing in it is cut yet: every text it wrote has the
+// configured secrets blanked and is then cut to maxUpstreamText, in that order.
+func (g *Gateway) upstreamError(ctx context.Context, err error, rt *route) *providers.Error {
+	return providers.AsError(ctx, err, rt.provider.Name()).Scrubbed(func(s string) string {
+		return g.secrets.Scrub(s, maxUpstreamText)
+	})
 }
 
 // failedBeforeOutput records an attempt that failed while the client had seen nothing, and

@@ -59,7 +59,7 @@ func (g *Gateway) runStream(w *trackingWriter, r *http.Request, rc *requestCtx, 
 		if st != nil {
 			st.Close()
 		}
-		pe := providers.AsError(ctx, err, rt.provider.Name())
+		pe := g.upstreamError(ctx, err, rt)
 		cancel(nil)
 		a.Latency = waited
 		a.setUsage(&usage, m.cfg.Price, rc)
@@ -108,7 +108,7 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 			break
 		}
 		if err != nil {
-			failed = providers.AsError(ctx, err, rt.provider.Name())
+			failed = g.upstreamError(ctx, err, rt)
 			break
 		}
 		usage.Merge(d.Usage)

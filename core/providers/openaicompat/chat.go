@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/openai"
@@ -16,11 +15,12 @@ import (
 // Provider is one OpenAI-wire connection.
 type Provider struct {
 	profile
-	body    ChatBody
-	baseURL string
-	apiKey  string
-	headers map[string]string
-	client  *http.Client
+	body           ChatBody
+	chatURL        string // under base_url, with its query (config.JoinURL)
+	completionsURL string
+	apiKey         string
+	headers        map[string]string
+	client         *http.Client
 }
 
 // New builds the provider of an OpenAI-wire connection.
@@ -46,7 +46,13 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	// developer is OpenAI's newer name for system; other servers' chat templates know only
 	// system.
 	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai"}
-	return &Provider{profile: p, body: body, baseURL: strings.TrimSuffix(base, "/"), apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
+	chatURL, err := config.JoinURL(base, "/chat/completions")
+	if err != nil {
+		return nil, errors.New("base_url: " + err.Error())
+	}
+	completionsURL, _ := config.JoinURL(base, "/completions") // base parsed just above
+	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL,
+		apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 
 // Name is the display name.
@@ -60,7 +66,7 @@ func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *opena
 // Chat makes a non-streaming call.
 func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
 	body := p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxCompletionTokens, false)
-	resp, err := p.post(ctx, "/chat/completions", body, false)
+	resp, err := p.post(ctx, p.chatURL, body, false)
 	if err != nil {
 		return nil, err
 	}
@@ -103,15 +109,15 @@ func readCompletion(resp *http.Response, out *completion, provider string) error
 // ChatStream starts a streaming call.
 func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
 	body := p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxCompletionTokens, true)
-	resp, err := p.post(ctx, "/chat/completions", body, true)
+	resp, err := p.post(ctx, p.chatURL, body, true)
 	if err != nil {
 		return nil, err
 	}
 	return newStream(resp.Body, p.name, false), nil
 }
 
-func (p *Provider) post(ctx context.Context, path string, body []byte, stream bool) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.baseURL+path, bytes.NewReader(body))
+func (p *Provider) post(ctx context.Context, url string, body []byte, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Provider: p.name, Message: err.Error(), Err: err}
 	}

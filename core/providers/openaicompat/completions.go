@@ -16,7 +16,7 @@ func (p *Provider) CheckCompletion(*openai.CompletionRequest, providers.Target) 
 
 // Complete makes a non-streaming legacy completion call.
 func (p *Provider) Complete(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (*openai.Completion, error) {
-	resp, err := p.post(ctx, "/completions", appendCompletionBody(nil, req, t.Model, false), false)
+	resp, err := p.post(ctx, p.completionsURL, appendCompletionBody(nil, req, t.Model, false), false)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (p *Provider) Complete(ctx context.Context, req *openai.CompletionRequest, 
 
 // CompleteStream starts a streaming legacy completion call.
 func (p *Provider) CompleteStream(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (providers.Stream, error) {
-	resp, err := p.post(ctx, "/completions", appendCompletionBody(nil, req, t.Model, true), true)
+	resp, err := p.post(ctx, p.completionsURL, appendCompletionBody(nil, req, t.Model, true), true)
 	if err != nil {
 		return nil, err
 	}

@@ -209,3 +209,54 @@ func TestEventNameFloodBreaksTheStream(t *testing.T) {
 		t.Errorf("text before the flood %q, want %q", text, "one")
 	}
 }
+
+// TestBaseURLQueryIsKept: the endpoint path joins the path of base_url and base_url's query
+// stays the query (Azure's deployments take ?api-version=), on every call.
+func TestBaseURLQueryIsKept(t *testing.T) {
+	chat, oe := openai.DecodeChat([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	comp, oe := openai.DecodeCompletion([]byte(`{"model":"m","prompt":"hi"}`))
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	calls := map[string]func(providers.Provider) error{
+		"chat": func(p providers.Provider) error {
+			_, err := p.Chat(context.Background(), chat, providers.Target{Model: "m"})
+			return err
+		},
+		"chat stream": func(p providers.Provider) error {
+			st, err := p.ChatStream(context.Background(), chat, providers.Target{Model: "m"})
+			if err == nil {
+				st.Close()
+			}
+			return err
+		},
+		"completion": func(p providers.Provider) error {
+			_, err := p.(providers.CompletionProvider).Complete(context.Background(), comp, providers.Target{Model: "m"})
+			return err
+		},
+	}
+	paths := map[string]string{"chat": "/v1/chat/completions", "chat stream": "/v1/chat/completions", "completion": "/v1/completions"}
+	for _, tc := range []struct{ suffix, query string }{
+		{"", ""},
+		{"/", ""},
+		{"?api-version=2024-10-21", "api-version=2024-10-21"},
+		{"/?api-version=2024-10-21&api-key=azure-key-0123456789", "api-version=2024-10-21&api-key=azure-key-0123456789"},
+	} {
+		for name, call := range calls {
+			t.Run(name+" "+tc.suffix, func(t *testing.T) {
+				fake := openaifake.New()
+				defer fake.Close()
+				if err := call(newProvider(t, "openai-compatible", fake.BaseURL()+tc.suffix)); err != nil {
+					t.Fatal(err)
+				}
+				got := fake.Requests()
+				if len(got) != 1 || got[0].Path != paths[name] || got[0].Query != tc.query {
+					t.Fatalf("requests %+v, want path %s and query %q", got, paths[name], tc.query)
+				}
+			})
+		}
+	}
+}

@@ -7,7 +7,6 @@ package openaifake
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -45,6 +44,7 @@ type Reply struct {
 	MalformedAfter     int           // send a broken JSON chunk
 	ErrorEventAfter    int           // send an in-band {"error":...} event
 	ErrorEventCode     int           // code in that error event (default 502)
+	ErrorEventMessage  string        // message of that error event (default "scripted error event")
 	StallAfter         int           // pause for StallFor (a provider that goes quiet)
 	StallFor           time.Duration
 	NoDone             bool   // end without [DONE]
@@ -67,6 +67,7 @@ type ToolCall struct {
 // Request is what the fake received.
 type Request struct {
 	Path   string
+	Query  string // the raw query string
 	Header http.Header
 	Body   map[string]any
 	Raw    []byte
@@ -131,7 +132,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: raw})
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Raw: raw})
 	s.mu.Unlock()
 
 	switch {
@@ -350,7 +351,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep *Reply, body
 		if code == 0 {
 			code = 502
 		}
-		return fmt.Sprintf(`{"error":{"code":%d,"message":"scripted error event"}}`, code)
+		msg := rep.ErrorEventMessage
+		if msg == "" {
+			msg = "scripted error event"
+		}
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": msg}})
+		return string(b)
 	}
 	if !text && !send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}}, nil)) {
 		return
