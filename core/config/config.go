@@ -25,7 +25,9 @@ type Config struct {
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
 
-	// Secrets lists every resolved secret value (provider keys, headers), so logs can redact them.
+	// Secrets lists every resolved secret value (client and provider keys, secret headers and
+	// settings, credentials in a base_url), each also in the other spellings an echo of it
+	// may take (URL-encoded, base64), so logs and client-bound messages can blank them all.
 	Secrets []string `yaml:"-"`
 }
 

@@ -3,12 +3,16 @@ package config
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fngate/fngate/core/telemetry"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -206,4 +210,89 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = Parse(context.Background(), data, Options{Getenv: env(nil), HTTPClient: &http.Client{Timeout: time.Millisecond}})
 	})
+}
+
+// TestDiscoverKeepsBaseURLQuery: GET /models joins the path of base_url, whose query stays
+// the query.
+func TestDiscoverKeepsBaseURLQuery(t *testing.T) {
+	var got []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.RequestURI())
+		if r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":[{"id":"llama3"}]}`))
+	}))
+	defer live.Close()
+	cfg, err := Parse(context.Background(), []byte(`
+connections:
+  local: {kind: openai-compatible, base_url: "`+live.URL+`/v1?api-version=2024-10-21", discover: {prefix: local/}}
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "/v1/models?api-version=2024-10-21" {
+		t.Errorf("requests %q, want one GET /v1/models?api-version=2024-10-21", got)
+	}
+	if cfg.Models["local/llama3"] == nil {
+		t.Errorf("models %v: llama3 not discovered", cfg.Models)
+	}
+}
+
+// TestSecretsIncludeEchoedForms: what an upstream or a library may echo of a credential (its
+// URL-encoded and base64 spellings, inside a basic-auth value too) and the credentials of a
+// base_url (query parameters, the user information's password) are all secrets: the matcher
+// the logs and the client messages use blanks each of them.
+func TestSecretsIncludeEchoedForms(t *testing.T) {
+	const key = "sk-live/9Zk+Q=secret?0123&x"
+	cfg, err := Parse(context.Background(), []byte(`
+connections:
+  up:
+    kind: openai
+    api_key: "`+key+`"
+    base_url: "https://proxy:pr%40xy-pass-0123@example.com/openai/deployments/d?api-version=2024-10-21&api-key=azure-key-0123456789&sig=sas%2Bsig%3D0123456789"
+models:
+  m: {routes: [{connection: up, model: gpt}]}
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	redact := telemetry.NewSecrets(cfg.Secrets).Redact
+	b64 := func(enc *base64.Encoding, s string) string { return enc.EncodeToString([]byte(s)) }
+	whole := map[string]string{
+		"raw":                    key,
+		"query-escaped":          url.QueryEscape(key),
+		"path-escaped":           url.PathEscape(key),
+		"base64":                 b64(base64.StdEncoding, key),
+		"base64 unpadded":        b64(base64.RawStdEncoding, key),
+		"base64 URL-safe":        b64(base64.URLEncoding, key),
+		"base64 URL-safe bare":   b64(base64.RawURLEncoding, key),
+		"query value":            "azure-key-0123456789",
+		"query value decoded":    "sas+sig=0123456789",
+		"query value as written": "sas%2Bsig%3D0123456789",
+		"password":               "pr@xy-pass-0123",
+		"password as written":    "pr%40xy-pass-0123",
+		"basic auth of the URL":  b64(base64.StdEncoding, "proxy:pr@xy-pass-0123"),
+	}
+	for name, form := range whole {
+		if got := redact("upstream said: " + form + " (end)"); got != "upstream said: [REDACTED] (end)" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	// Embedded in a longer base64 text, at each alignment: the characters that encode the
+	// key alone must go.
+	for _, prefix := range []string{"u:", "us:", "user:", `{"api_key":"`} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			text := b64(enc, prefix+key+`","more":"data"}`)
+			from, to := (len(prefix)+2)/3*4+1, (len(prefix)+len(key))/3*4-1
+			if core := text[from:to]; strings.Contains(redact(text), core) {
+				t.Errorf("base64 of %q+key: %q still shows %q", prefix, redact(text), core)
+			}
+		}
+	}
+	// Settings of the URL that are no credentials stay readable.
+	if got := redact("api-version=2024-10-21"); got != "api-version=2024-10-21" {
+		t.Errorf("a plain query parameter was redacted: %q", got)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 )
 
 // discoverModels adds a gateway model for each model an OpenAI-compatible connection lists at
@@ -44,7 +43,11 @@ func discoverModels(ctx context.Context, cfg *Config, client *http.Client) error
 }
 
 func listModels(ctx context.Context, client *http.Client, c *Connection) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.BaseURL, "/")+"/models", nil)
+	u, err := JoinURL(c.BaseURL, "/models")
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,8 @@ func (g *Gateway) failedBeforeOutput(w http.ResponseWriter, r *http.Request, d d
 
 func (g *Gateway) writeAnswer(w http.ResponseWriter, d door, rc *requestCtx, rt *route, a *llm.Answer) {
 	a.Usage.WithTotal()
+	var calls toolCalls
+	calls.answer(a)
 	body := d.appendAnswer(make([]byte, 0, 512), rc, a)
 	body = append(body, '\n')
 	g.setRouteHeaders(w, rc, rt)

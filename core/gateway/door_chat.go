@@ -72,6 +72,8 @@ type chunkEncoder struct {
 	enc          *openai.ChunkEncoder
 	includeUsage bool
 	started      bool
+	finished     bool // a finish reason went out
+	tools        bool // a tool call went out
 }
 
 func (*chunkEncoder) hold(*llm.Delta) {}
@@ -84,10 +86,22 @@ func (c *chunkEncoder) delta(b []byte, d *llm.Delta) []byte {
 	}
 	first := !c.started
 	c.started = true
+	c.finished = c.finished || d.Stop != ""
+	c.tools = c.tools || len(d.ToolCalls) > 0
 	return c.enc.AppendDelta(b, d, first)
 }
 
+// end closes the stream. One that ended properly without saying why (OpenRouter's Novita
+// provider ends a tool call at [DONE] with no finish_reason) gets the reason clients read to
+// decide whether to run tools: tool_calls when calls went out, else stop.
 func (c *chunkEncoder) end(b []byte, u *llm.Usage) []byte {
+	if !c.finished {
+		stop := llm.StopEnd
+		if c.tools {
+			stop = llm.StopToolUse
+		}
+		b = c.delta(b, &llm.Delta{Stop: stop})
+	}
 	if c.includeUsage && u.Reported() {
 		b = c.enc.AppendUsage(b, u.WithTotal())
 	}

@@ -50,6 +50,7 @@ type messagesEncoder struct {
 	requestID string
 	stop      llm.StopReason
 	sequence  string
+	tools     bool
 }
 
 func (m *messagesEncoder) hold(d *llm.Delta) { m.note(d); m.enc.Hold(d) }
@@ -62,6 +63,7 @@ func (m *messagesEncoder) delta(b []byte, d *llm.Delta) []byte {
 }
 
 func (m *messagesEncoder) note(d *llm.Delta) {
+	m.tools = m.tools || len(d.ToolCalls) > 0
 	if d.Stop != "" {
 		m.stop, m.sequence = d.Stop, d.StopSequence
 	}
@@ -69,7 +71,11 @@ func (m *messagesEncoder) note(d *llm.Delta) {
 
 func (m *messagesEncoder) end(b []byte, u *llm.Usage) []byte {
 	stop := m.stop
-	if stop == "" {
+	switch {
+	case stop != "":
+	case m.tools:
+		stop = llm.StopToolUse
+	default:
 		stop = llm.StopEnd
 	}
 	return m.enc.End(b, stop, m.sequence, u)

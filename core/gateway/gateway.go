@@ -72,6 +72,7 @@ type Gateway struct {
 	inFlight  atomic.Int64
 	started   int64
 	onAttempt func(*AttemptRecord)
+	secrets   *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 	mux       *http.ServeMux
 }
 
@@ -110,6 +111,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		limits:    limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
 		models:    make(map[string]*model, len(cfg.Models)),
 		onAttempt: opt.OnAttempt,
+		secrets:   telemetry.NewSecrets(cfg.Secrets),
 	}
 	if g.now == nil {
 		g.now = time.Now

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -19,20 +20,24 @@ import (
 	"github.com/fngate/fngate/core/telemetry"
 )
 
-// Every log line the suite writes, and every secret its configs hold: TestMain checks that no
-// secret ever reached a log line.
+// Every log line the suite writes, every answer (headers and body) its gateways send, and
+// every secret its configs hold, in each spelling the config records: TestMain checks that no
+// secret ever reached a log line or a client.
 var (
 	suiteLogs    gatewaytest.LogBuffer
+	suiteAnswers gatewaytest.LogBuffer
 	suiteSecrets sync.Map
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	all := suiteLogs.String()
+	all, answers := suiteLogs.String(), suiteAnswers.String()
 	suiteSecrets.Range(func(k, _ any) bool {
-		if strings.Contains(all, k.(string)) {
-			fmt.Fprintf(os.Stderr, "FAIL: a configured secret (%.6s...) appears in the suite's logs\n", k.(string))
-			code = 1
+		for where, text := range map[string]string{"logs": all, "answers to clients": answers} {
+			if strings.Contains(text, k.(string)) {
+				fmt.Fprintf(os.Stderr, "FAIL: a configured secret (%.6s...) appears in the suite's %s\n", k.(string), where)
+				code = 1
+			}
 		}
 		return true
 	})
@@ -41,6 +46,10 @@ func TestMain(m *testing.M) {
 	whole := flag.Lookup("test.run").Value.String() == "" && strings.Contains(all, `"msg":"request"`)
 	if code == 0 && whole && !strings.Contains(all, `"msg":"provider_error"`) {
 		fmt.Fprintln(os.Stderr, "FAIL: the log scan saw no provider_error line; is it scanning the suite's logs at all?")
+		code = 1
+	}
+	if code == 0 && whole && !strings.Contains(answers, `"code":"upstream_bad_request"`) {
+		fmt.Fprintln(os.Stderr, "FAIL: the answer scan saw no upstream error; is it scanning the suite's answers at all?")
 		code = 1
 	}
 	os.Exit(code)
@@ -83,7 +92,43 @@ func newGatewayTB(t testing.TB, yamlConfig string, opts ...func(*gateway.Options
 	for _, o := range opts {
 		o(&opt)
 	}
-	return &testGateway{Server: gatewaytest.Serve(t, cfg, opt), logs: logs}
+	if _, bench := t.(*testing.B); bench {
+		return &testGateway{Server: gatewaytest.Serve(t, cfg, opt), logs: logs} // answers would pile up
+	}
+	return &testGateway{Server: gatewaytest.Serve(t, cfg, opt, tapAnswers), logs: logs}
 }
+
+// tapAnswers copies what h sends to clients into suiteAnswers.
+func tapAnswers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&answerTap{ResponseWriter: w}, r)
+	})
+}
+
+type answerTap struct {
+	http.ResponseWriter
+	headed bool
+}
+
+func (a *answerTap) header() {
+	if !a.headed {
+		a.headed = true
+		_ = a.Header().Write(&suiteAnswers)
+	}
+}
+
+func (a *answerTap) WriteHeader(code int) {
+	a.header()
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerTap) Write(b []byte) (int, error) {
+	a.header()
+	_, _ = suiteAnswers.Write(b)
+	return a.ResponseWriter.Write(b)
+}
+
+// Unwrap lets the gateway flush through the tap.
+func (a *answerTap) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }

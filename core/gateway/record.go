@@ -25,6 +25,10 @@ const (
 	MsgAttempt       = "attempt"
 	MsgProviderError = "provider_error"
 	MsgRequest       = "request"
+	// MsgImpossibleUsage (WARN) names a usage count the upstream reported that no real answer
+	// has (negative, above 2^31-1, more cached tokens than the prompt): it was treated as
+	// unreported, left out of the client's usage and of the cost.
+	MsgImpossibleUsage = "impossible_usage"
 )
 
 // AttemptRecord is one attempt on one route: what the attempt log line holds and what
@@ -51,6 +55,8 @@ type AttemptRecord struct {
 	Latency       time.Duration
 	TTFT          time.Duration // streams: time to the first content, 0 when none
 	Labels        []slog.Attr
+
+	impossible []llm.ImpossibleCount // usage counts dropped, logged with the attempt
 }
 
 // Failed reports whether the attempt was a provider failure.
@@ -81,8 +87,14 @@ func (a *AttemptRecord) setError(pe *providers.Error) {
 }
 
 // setUsage records the attempt's usage and its cost; each attempt is charged on its own.
+// Every provider's usage, streamed or not, passes here before the client or a log line sees
+// it, so this is where impossible counts are dropped.
 func (g *Gateway) setUsage(a *AttemptRecord, u *llm.Usage, m *model, rc *requestCtx) {
-	if u == nil || !u.Reported() {
+	if u == nil {
+		return
+	}
+	a.impossible = append(a.impossible, u.DropImpossible()...)
+	if !u.Reported() {
 		return
 	}
 	a.Usage = *u
@@ -121,6 +133,16 @@ func cost(p *config.Price, u *llm.Usage) (float64, bool) {
 }
 
 func (g *Gateway) logAttempt(a *AttemptRecord) {
+	for _, c := range a.impossible {
+		g.log.LogAttrs(context.Background(), slog.LevelWarn, MsgImpossibleUsage,
+			slog.String("request_id", a.RequestID),
+			slog.String("model", a.Model),
+			slog.String("route", a.Route),
+			slog.String("connection", a.Connection),
+			slog.String("provider", a.Provider),
+			slog.String("field", c.Field),
+			slog.Int("value", c.Value))
+	}
 	attrs := make([]slog.Attr, 0, 24)
 	attrs = append(attrs,
 		slog.String("request_id", a.RequestID),

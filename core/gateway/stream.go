@@ -81,6 +81,8 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512)}
 	pending, _ := st.(llm.Pending)
+	var calls toolCalls
+	calls.delta(first)
 	sw.buf = enc.start(sw.buf[:0])
 	werr := sw.emit(enc.delta(sw.buf, first), pending)
 
@@ -107,6 +109,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 		}
 		usage.Merge(dl.Usage)
 		if d.visible(&dl) || dl.Raw != nil {
+			calls.delta(&dl)
 			werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
 		}
 	}

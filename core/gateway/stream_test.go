@@ -224,3 +224,25 @@ func TestRefusalIsRelayed(t *testing.T) {
 		t.Errorf("message lacks the refusal key: %v", c)
 	}
 }
+
+// A stream that ends at [DONE] without a finish_reason (OpenRouter's Novita provider ends a
+// tool call so) still tells the client why it ended: tool_calls after calls, else stop.
+func TestStreamEndedWithoutFinishReasonGetsOne(t *testing.T) {
+	const head = `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"up","choices":[{"index":0,"delta":`
+	for _, tc := range []struct {
+		name, delta, finish string
+	}{
+		{"text", `{"content":"hello"}`, "stop"},
+		{"tool call", `{"tool_calls":[{"index":0,"id":"0","type":"function","function":{"name":"llm_version","arguments":"{}"}}]}`, "tool_calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := rawUpstream(t, head+tc.delta+`,"finish_reason":null}]}`+"\n\ndata: [DONE]\n\n")
+			g := newGateway(t, fmt.Sprintf("connections:\n  up: {kind: openai-compatible, base_url: %q}\nmodels:\n  m: {routes: [{connection: up, model: up}]}\n", up.URL))
+			events := gatewaytest.SSEData(t, g.Chat(t, `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"}]}`).Body)
+			n := len(events)
+			if n < 3 || events[n-1] != "[DONE]" || !strings.Contains(events[n-2], `"delta":{},"logprobs":null,"finish_reason":"`+tc.finish+`"`) {
+				t.Errorf("stream tail:\n%s", strings.Join(events, "\n"))
+			}
+		})
+	}
+}

@@ -67,3 +67,43 @@ func (u *Usage) UncachedInput() *int {
 	}
 	return Int(max(n, 0))
 }
+
+// maxCount is the largest count a real answer reports: no context window comes near it, and
+// anything beyond overflows 32-bit counters downstream.
+const maxCount = 1<<31 - 1
+
+// ImpossibleCount is a count DropImpossible removed.
+type ImpossibleCount struct {
+	Field string // as OpenAI's usage names it, e.g. prompt_tokens_details.cached_tokens
+	Value int    // as reported
+}
+
+// DropImpossible removes the counts no real answer has (negative, above 2^31-1, more tokens
+// read from or written to a cache than the whole input) and returns them: an upstream is
+// untrusted input, and such a count would become a negative cost or a negative count to the
+// client. What is left is treated as the provider reported it.
+func (u *Usage) DropImpossible() []ImpossibleCount {
+	var out []ImpossibleCount
+	drop := func(field string, p **int) {
+		if *p == nil || **p >= 0 && **p <= maxCount {
+			return
+		}
+		out = append(out, ImpossibleCount{Field: field, Value: **p})
+		*p = nil
+	}
+	drop("prompt_tokens", &u.InputTokens)
+	drop("completion_tokens", &u.OutputTokens)
+	drop("total_tokens", &u.TotalTokens)
+	drop("prompt_tokens_details.cached_tokens", &u.CacheReadTokens)
+	drop("cache_write_tokens", &u.CacheWriteTokens)
+	drop("completion_tokens_details.reasoning_tokens", &u.ReasoningTokens)
+	above := func(field string, p **int) {
+		if *p != nil && u.InputTokens != nil && **p > *u.InputTokens {
+			out = append(out, ImpossibleCount{Field: field, Value: **p})
+			*p = nil
+		}
+	}
+	above("prompt_tokens_details.cached_tokens", &u.CacheReadTokens)
+	above("cache_write_tokens", &u.CacheWriteTokens)
+	return out
+}

@@ -30,7 +30,7 @@ type Error struct {
 	Class      Class
 	Status     int    // upstream HTTP status; 0 when none arrived
 	Code       string // upstream error code or type, when it gave one
-	Message    string // upstream message (or ours when it gave none)
+	Message    string // upstream message (or ours when it gave none), whole: see Scrubbed
 	Param      string // the upstream's param for a bad_request, when it named one
 	RetryAfter string // upstream Retry-After
 	Provider   string // display name, for messages
@@ -49,6 +49,17 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Scrubbed returns a copy of e with clean applied to every text the upstream wrote (code,
+// message, param, retry hint). Providers keep those texts whole, because a text cut before
+// its secrets are blanked shows the head of a secret the cut split; the gateway passes every
+// failure through Scrubbed, with a clean that redacts and then cuts, before a client or a
+// log line sees it.
+func (e *Error) Scrubbed(clean func(string) string) *Error {
+	c := *e
+	c.Code, c.Message, c.Param, c.RetryAfter = clean(e.Code), clean(e.Message), clean(e.Param), clean(e.RetryAfter)
+	return &c
+}
 
 // Failover reports whether another route should be tried (when nothing reached the client
 // yet). A provider 400 is the client's mistake and would fail the same way elsewhere.

@@ -37,7 +37,8 @@ func NewHTTPClient(connectTimeout time.Duration) *http.Client {
 	}
 }
 
-// maxErrorBody bounds how much of an error response is read.
+// maxErrorBody bounds how much of an error response is read. The message is kept whole up to
+// that: the gateway cuts it after redacting it (Error.Scrubbed).
 const maxErrorBody = 64 << 10
 
 // StatusError classifies a non-2xx upstream response and reads what it says. It closes the
@@ -82,7 +83,7 @@ func RetryAfter(h http.Header) string {
 func ParseErrorBody(body []byte) (code, message, param string) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return "", truncate(string(body)), ""
+		return "", string(body), ""
 	}
 	var outer struct {
 		Error   json.RawMessage `json:"error"`
@@ -92,7 +93,7 @@ func ParseErrorBody(body []byte) (code, message, param string) {
 		Param   *string         `json:"param"`
 	}
 	if json.Unmarshal(body, &outer) != nil {
-		return "", truncate(string(body)), ""
+		return "", string(body), ""
 	}
 	if len(outer.Error) > 0 && outer.Error[0] == '{' {
 		var inner struct {
@@ -110,18 +111,18 @@ func ParseErrorBody(body []byte) (code, message, param string) {
 			if inner.Param != nil {
 				param = *inner.Param
 			}
-			return code, truncate(inner.Message), param
+			return code, inner.Message, param
 		}
 	}
 	if len(outer.Error) > 0 && outer.Error[0] == '"' {
 		var s string
 		_ = json.Unmarshal(outer.Error, &s)
-		return firstNonEmpty(rawCode(outer.Code), outer.Type), truncate(firstNonEmpty(outer.Message, s)), ""
+		return firstNonEmpty(rawCode(outer.Code), outer.Type), firstNonEmpty(outer.Message, s), ""
 	}
 	if outer.Param != nil {
 		param = *outer.Param
 	}
-	return firstNonEmpty(rawCode(outer.Code), outer.Type), truncate(outer.Message), param
+	return firstNonEmpty(rawCode(outer.Code), outer.Type), outer.Message, param
 }
 
 // rawCode renders a code that may be a string or a number.
@@ -142,13 +143,4 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// truncate keeps upstream messages to a size fit for a log line and an error body.
-func truncate(s string) string {
-	const max = 1024
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }

@@ -4,15 +4,26 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
-// MaxSSEEvent bounds one event's data, so a hostile or broken upstream cannot grow memory
-// without limit.
+// MaxSSEEvent bounds what the reader takes in for one event: every line since the previous
+// event (data, the event name, comments, ignored fields, blank lines), field names and line
+// ends included. Whatever lines a hostile or broken upstream sends, Next returns an event or
+// an error within this many bytes, having held no more.
 const MaxSSEEvent = 8 << 20
 
-// ErrSSETooLarge is returned for an event beyond MaxSSEEvent.
+// MaxSSEName bounds an event's name; names are words like content_block_delta.
+const MaxSSEName = 1 << 10
+
+// ErrSSETooLarge is returned for an event beyond MaxSSEEvent or a name beyond MaxSSEName.
 var ErrSSETooLarge = errors.New("sse: event too large")
+
+var (
+	errSSEEventTooLarge = fmt.Errorf("%w: more than %d bytes without an event", ErrSSETooLarge, MaxSSEEvent)
+	errSSENameTooLarge  = fmt.Errorf("%w: an event name longer than %d bytes", ErrSSETooLarge, MaxSSEName)
+)
 
 // SSEEvent is one server-sent event. Name and Data alias the reader's buffers and are valid
 // until the next call to Next.
@@ -22,12 +33,14 @@ type SSEEvent struct {
 }
 
 // SSEReader parses text/event-stream incrementally: comments (": OPENROUTER PROCESSING",
-// keep-alives) are skipped, multi-line data is joined, CRLF is accepted.
+// keep-alives) are skipped, multi-line data is joined, CRLF is accepted. id, retry and
+// unknown fields are read past without being kept: the gateway never reconnects.
 type SSEReader struct {
 	r        *bufio.Reader
 	name     []byte
 	data     []byte
 	line     []byte
+	size     int // bytes read since the previous event, line ends included
 	hasData  bool
 	complete bool // the last line read ended with a newline
 }
@@ -38,11 +51,13 @@ func NewSSEReader(r io.Reader) *SSEReader {
 }
 
 // Next returns the next event. At the end of input it returns io.EOF, or io.ErrUnexpectedEOF
-// when the input stopped in the middle of a line (a cut connection).
+// when the input stopped in the middle of a line (a cut connection). An event beyond the
+// bounds above is ErrSSETooLarge.
 func (s *SSEReader) Next() (SSEEvent, error) {
 	s.name = s.name[:0]
 	s.data = s.data[:0]
 	s.hasData = false
+	s.size = 0
 	for {
 		line, err := s.readLine()
 		if err != nil {
@@ -70,16 +85,19 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 		}
 		switch string(field) {
 		case "data":
+			// Within MaxSSEEvent: the data is no longer than the lines it came in.
 			if s.hasData {
 				s.data = append(s.data, '\n')
-			}
-			if len(s.data)+len(value) > MaxSSEEvent {
-				return SSEEvent{}, ErrSSETooLarge
 			}
 			s.data = append(s.data, value...)
 			s.hasData = true
 		case "event":
-			s.name = append(s.name, value...)
+			if len(value) > MaxSSEName {
+				return SSEEvent{}, errSSENameTooLarge
+			}
+			// The last event line names the event, as the WHATWG parser sets (not appends
+			// to) the event type buffer.
+			s.name = append(s.name[:0], value...)
 		}
 	}
 }
@@ -95,14 +113,15 @@ func (s *SSEReader) EventBuffered() bool {
 	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\n\r\n"))
 }
 
-// readLine returns one line without its terminator. At the end of input it returns the read
-// error, having cleared complete if a partial line was pending.
+// readLine returns one line without its terminator, counting it, terminator included, into
+// size. At the end of input it returns the read error, having cleared complete if
+// a partial line was pending.
 func (s *SSEReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
 	for {
 		chunk, err := s.r.ReadSlice('\n')
-		if len(s.line)+len(chunk) > MaxSSEEvent {
-			return nil, ErrSSETooLarge
+		if s.size+len(s.line)+len(chunk) > MaxSSEEvent {
+			return nil, errSSEEventTooLarge
 		}
 		if err == bufio.ErrBufferFull {
 			s.line = append(s.line, chunk...)
@@ -115,6 +134,7 @@ func (s *SSEReader) readLine() ([]byte, error) {
 			return nil, err
 		}
 		s.complete = true
+		s.size += len(s.line) + len(chunk)
 		var line []byte
 		if len(s.line) > 0 {
 			s.line = append(s.line, chunk...)

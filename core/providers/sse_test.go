@@ -39,6 +39,9 @@ func TestSSEReader(t *testing.T) {
 		{"cut mid-line", "data: {\"a\":1}\n\ndata: {\"b\"", []sseWant{{"", `{"a":1}`}}, io.ErrUnexpectedEOF},
 		{"empty body", "", nil, io.EOF},
 		{"id and retry ignored", "id: 7\nretry: 10\ndata: x\n\n", []sseWant{{"", "x"}}, io.EOF},
+		{"the last event line names the event", "event: a\nevent: b\ndata: x\n\n", []sseWant{{"b", "x"}}, io.EOF},
+		{"a name at the bound", "event: " + strings.Repeat("n", MaxSSEName) + "\ndata: x\n\n", []sseWant{{strings.Repeat("n", MaxSSEName), "x"}}, io.EOF},
+		{"a name past the bound", "event: " + strings.Repeat("n", MaxSSEName+1) + "\ndata: x\n\n", nil, ErrSSETooLarge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,10 +62,88 @@ func TestSSEReader(t *testing.T) {
 	}
 }
 
+// endless repeats pattern up to limit bytes, counting the bytes read.
+type endless struct {
+	pattern       []byte
+	off, n, limit int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n >= e.limit {
+		return 0, io.EOF
+	}
+	k := 0
+	for k < len(p) && e.n < e.limit {
+		c := copy(p[k:min(len(p), k+e.limit-e.n)], e.pattern[e.off:])
+		k, e.n, e.off = k+c, e.n+c, (e.off+c)%len(e.pattern)
+	}
+	return k, nil
+}
+
+// TestSSEReaderBoundsAnySequenceOfLines: whatever lines an upstream repeats without finishing
+// an event, the reader gives up with ErrSSETooLarge having read little more than MaxSSEEvent,
+// and so holds no more than that. Repeated "event: <1 MB>" lines once grew the name without
+// limit (5.9 GB from one request).
+func TestSSEReaderBoundsAnySequenceOfLines(t *testing.T) {
+	mb := strings.Repeat("x", 1<<20)
+	cases := []struct{ name, line string }{
+		{"1 MB event names", "event: " + mb + "\n"},
+		{"short event lines", "event: e\n"},
+		{"data lines", "data: x\n"},
+		{"empty data lines", "data:\n"},
+		{"1 MB data lines", "data: " + mb + "\n"},
+		{"ignored fields", "id: 1\nretry: 10\nfoo: bar\n"},
+		{"comments", ": keep-alive\n"},
+		{"blank lines and comments, never an event", ": keep-alive\n\n"},
+		{"one endless line", "x"},
+		{"crlf data lines", "data: x\r\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Four times the bound: a reader without one serves the whole input as an event
+			// (or an error of another kind) instead of stopping early.
+			src := &endless{pattern: []byte(tc.line), limit: 4 * MaxSSEEvent}
+			s := NewSSEReader(src)
+			var err error
+			for err == nil {
+				var ev SSEEvent
+				if ev, err = s.Next(); err == nil {
+					t.Fatalf("an event from an input that never finishes one: %.40q...", ev.Data)
+				}
+			}
+			if !errors.Is(err, ErrSSETooLarge) {
+				t.Errorf("got %v, want ErrSSETooLarge", err)
+			}
+			// Read-ahead is the bufio buffer (16 KB) at most.
+			if src.n > MaxSSEEvent+32<<10 {
+				t.Errorf("read %d bytes before giving up, bound %d", src.n, MaxSSEEvent)
+			}
+		})
+	}
+}
+
 func TestSSEReaderBoundsEventSize(t *testing.T) {
-	huge := "data: " + strings.Repeat("x", MaxSSEEvent+10) + "\n\n"
-	if _, err := readAll(strings.NewReader(huge)); !errors.Is(err, ErrSSETooLarge) {
-		t.Errorf("got %v, want ErrSSETooLarge", err)
+	// An event is counted with its field names and line ends: "data: " and two newlines.
+	const overhead = len("data: \n\n")
+	cases := []struct {
+		name string
+		size int // of the data
+		want error
+	}{
+		{"at the bound", MaxSSEEvent - overhead, io.EOF},
+		{"one byte past", MaxSSEEvent - overhead + 1, ErrSSETooLarge},
+		{"far past", MaxSSEEvent + 10, ErrSSETooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readAll(strings.NewReader("data: " + strings.Repeat("x", tc.size) + "\n\n"))
+			if !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+			if tc.want == io.EOF && (len(got) != 1 || len(got[0].data) != tc.size) {
+				t.Errorf("the event at the bound was not served whole")
+			}
+		})
 	}
 }
 

@@ -1,16 +1,17 @@
 // Package telemetry writes the gateway's structured logs: one JSON object per line, in the key
 // names CloudWatch (level, msg) or Cloud Logging (severity, message) expect, with every known
-// secret redacted before the line leaves the process.
+// secret redacted before the line leaves the process and no line over the platforms' size
+// limit.
+//
+// log.go builds the logger; redact.go holds the secret matcher, which the gateway also applies
+// to every upstream message it relays to a client, and the Redactor writer; line.go cuts lines
+// that are too long; emf.go writes CloudWatch Embedded Metric Format lines.
 package telemetry
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
-	"sort"
-	"sync"
 )
 
 // Formats.
@@ -32,13 +33,14 @@ func FormatFromEnv(configured string) string {
 }
 
 // NewLogger returns a JSON logger on w. secrets are replaced by [REDACTED] wherever they
-// appear in a line, raw or JSON-escaped.
+// appear in a line, raw or JSON-escaped; then a line longer than MaxLineBytes has its big
+// values cut (see limitLine). In that order, so a cut never splits a secret.
 func NewLogger(w io.Writer, format string, secrets []string) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 	if format == FormatCloudLogging {
 		opts.ReplaceAttr = cloudLoggingKeys
 	}
-	return slog.New(slog.NewJSONHandler(NewRedactor(w, secrets), opts))
+	return slog.New(slog.NewJSONHandler(NewRedactor(&lineLimiter{w: w, max: MaxLineBytes}, secrets), opts))
 }
 
 // cloudLoggingKeys renames slog's keys to the special fields Cloud Logging lifts out of
@@ -64,51 +66,4 @@ func cloudLoggingKeys(groups []string, a slog.Attr) slog.Attr {
 		a.Key = "message"
 	}
 	return a
-}
-
-// Redactor is a writer that blanks secrets out of every write. slog's JSON handler writes each
-// record with one Write, so a secret never straddles two writes.
-type Redactor struct {
-	mu      sync.Mutex
-	w       io.Writer
-	secrets [][]byte
-	buf     []byte
-}
-
-// NewRedactor wraps w.
-func NewRedactor(w io.Writer, secrets []string) *Redactor {
-	r := &Redactor{w: w}
-	seen := map[string]bool{}
-	for _, s := range secrets {
-		// Very short values would blank out ordinary words; config keys are long.
-		if len(s) < 8 || seen[s] {
-			continue
-		}
-		seen[s] = true
-		r.secrets = append(r.secrets, []byte(s))
-		if esc, _ := json.Marshal(s); len(esc) > 2 && string(esc[1:len(esc)-1]) != s {
-			r.secrets = append(r.secrets, esc[1:len(esc)-1])
-		}
-	}
-	// Longest first, so a secret that contains another is blanked whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
-	return r
-}
-
-var redacted = []byte("[REDACTED]")
-
-func (r *Redactor) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := p
-	for _, s := range r.secrets {
-		if bytes.Contains(out, s) {
-			r.buf = bytes.ReplaceAll(out, s, redacted)
-			out = r.buf
-		}
-	}
-	if _, err := r.w.Write(out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

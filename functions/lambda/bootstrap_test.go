@@ -66,6 +66,7 @@ connections:
   mock: {kind: mock}
   slowmock: {kind: mock, delay_ms: 100}
   upstream: {kind: openai-compatible, base_url: "${UPSTREAM_URL:-http://127.0.0.1:1}/v1"}
+  echoing: {kind: openai-compatible, api_key: sk-lambda-key-0123456789, base_url: "${UPSTREAM_URL:-http://127.0.0.1:1}/v1?api-key=lambda-query-key-0123"}
 models:
   mock/echo: {routes: [{connection: mock, model: echo}]}
   mock/panic: {routes: [{connection: mock, model: panic}]}
@@ -75,6 +76,8 @@ models:
   up/paced: {routes: [{connection: upstream, model: paced}]}
   up/endless: {routes: [{connection: upstream, model: endless}]}
   up/silent: {routes: [{connection: upstream, model: silent}]}
+  up/echo-key: {routes: [{connection: echoing, model: echo-key}]}
+  up/echo-key-mid: {routes: [{connection: echoing, model: echo-key-mid}]}
 `
 
 // instance is one running bootstrap and its Runtime API.
@@ -236,6 +239,14 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	u.auth = append(u.auth, r.Header.Get("Authorization"))
 	u.mu.Unlock()
 	ctx := r.Context()
+	// An upstream that quotes the credentials it was sent back in its error messages.
+	quoted, _ := json.Marshal("Incorrect API key provided: " + r.Header.Get("Authorization") + " (query " + r.URL.RawQuery + ")")
+	if req.Model == "echo-key" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error","code":"invalid_api_key"}}`, quoted)
+		return
+	}
 	if req.Model == "silent" {
 		<-ctx.Done()
 		u.goneOnce.Do(func() { close(u.gone) })
@@ -264,6 +275,9 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.finished = time.Now()
 		u.mu.Unlock()
+	case "echo-key-mid":
+		send(chunk("alpha"))
+		send(fmt.Sprintf(`{"error":{"code":400,"message":%s}}`, quoted))
 	case "endless":
 		for i := 0; ; i++ {
 			send(chunk(fmt.Sprintf(" w%d", i)))
@@ -317,6 +331,33 @@ func TestStreamsIncrementallyWithPrelude(t *testing.T) {
 	up.mu.Unlock()
 	if lead := finished.Sub(firstContent); lead < 600*time.Millisecond {
 		t.Errorf("the first word arrived only %v before the upstream finished; the answer was buffered", lead)
+	}
+}
+
+// TestUpstreamEchoOfTheKeyIsRedacted: an upstream error that quotes the provider key and the
+// base_url's credential reaches the Lambda client redacted, before output and mid-stream,
+// and the function's logs do not show them either.
+func TestUpstreamEchoOfTheKeyIsRedacted(t *testing.T) {
+	up := newUpstream(t)
+	in := start(t, "FNGATE_CONFIG_YAML="+testConfig, "UPSTREAM_URL="+up.URL)
+	for _, tc := range []struct {
+		model  string
+		stream bool
+		status int
+	}{
+		{"up/echo-key", false, 400},
+		{"up/echo-key", true, 400},
+		{"up/echo-key-mid", true, 200},
+	} {
+		_, p, payload := in.invoke(t, fakeruntime.Request{Event: chat(tc.model, tc.stream)})
+		if p.StatusCode != tc.status || !strings.Contains(payload, "Incorrect API key provided: Bearer [REDACTED] (query api-key=[REDACTED])") {
+			t.Errorf("%s stream=%v: status %d payload %s; want %d and the upstream's message, redacted", tc.model, tc.stream, p.StatusCode, payload, tc.status)
+		}
+	}
+	for _, secret := range []string{"sk-lambda-key-0123456789", "lambda-query-key-0123"} {
+		if strings.Contains(in.out.String(), secret) {
+			t.Errorf("the function's logs show %s", secret)
+		}
 	}
 }
 

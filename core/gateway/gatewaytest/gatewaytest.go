@@ -38,13 +38,18 @@ type Server struct {
 }
 
 // Serve builds the gateway of cfg with opt and serves it on loopback until the test ends.
-func Serve(t testing.TB, cfg *config.Config, opt gateway.Options) *Server {
+// Each wrap, when given, wraps the handler (a test that taps the answers, say).
+func Serve(t testing.TB, cfg *config.Config, opt gateway.Options, wrap ...func(http.Handler) http.Handler) *Server {
 	t.Helper()
 	gw, err := gateway.New(cfg, opt)
 	if err != nil {
 		t.Fatalf("gateway: %v", err)
 	}
-	srv := httptest.NewServer(gw)
+	var h http.Handler = gw
+	for _, w := range wrap {
+		h = w(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &Server{Server: srv, Gateway: gw}
 }

@@ -91,7 +91,11 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	if client == nil {
 		client = providers.NewHTTPClient(env.Timeouts.Connect.D())
 	}
-	return &Provider{url: base + "/v1/messages", apiKey: conn.APIKey, version: version, headers: conn.Headers, client: client}, nil
+	u, err := config.JoinURL(base, "/v1/messages")
+	if err != nil {
+		return nil, errors.New("base_url: " + err.Error())
+	}
+	return &Provider{url: u, apiKey: conn.APIKey, version: version, headers: conn.Headers, client: client}, nil
 }
 
 // Name is the display name.

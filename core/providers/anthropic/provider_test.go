@@ -176,3 +176,20 @@ func TestChatMatchesFakeValidation(t *testing.T) {
 		t.Errorf("messages %s", fake.Last().Body)
 	}
 }
+
+// TestBaseURLQueryIsKept: /v1/messages joins the path of base_url, whose query stays the
+// query (a proxy in front of Anthropic that takes ?key=).
+func TestBaseURLQueryIsKept(t *testing.T) {
+	for _, suffix := range []string{"?key=proxy-key-0123456789", "/?key=proxy-key-0123456789"} {
+		fake := anthropicfake.New()
+		defer fake.Close()
+		p := newProvider(t, &config.Connection{Kind: Kind, APIKey: anthropicfake.APIKey, BaseURL: fake.URL + suffix})
+		fake.Enqueue(anthropicfake.Reply{Answer: &anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("hi")}}})
+		if _, err := p.Chat(context.Background(), chat(t, `{"model":"gw","messages":[{"role":"user","content":"hi"}]}`), providers.Target{Model: "claude-x"}); err != nil {
+			t.Fatalf("base_url %s: %v", suffix, err)
+		}
+		if got := fake.Last(); got == nil || got.Query != "key=proxy-key-0123456789" {
+			t.Errorf("base_url %s: request %+v, want the query kept", suffix, got)
+		}
+	}
+}

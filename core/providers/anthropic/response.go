@@ -3,6 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strconv"
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
@@ -70,11 +72,46 @@ type wireBlock struct {
 }
 
 type wireMessage struct {
-	Type         string            `json:"type"`
-	Content      []json.RawMessage `json:"content"`
-	StopReason   *string           `json:"stop_reason"`
-	StopSequence *string           `json:"stop_sequence"`
-	Usage        *wireUsage        `json:"usage"`
+	Type         string     `json:"type"`
+	Content      blockList  `json:"content"`
+	StopReason   *string    `json:"stop_reason"`
+	StopSequence *string    `json:"stop_sequence"`
+	Usage        *wireUsage `json:"usage"`
+}
+
+// maxBlocks bounds the content blocks of one answer. A block costs some 90 bytes decoded
+// against 3 bytes of input ("{},"), so a 32 MB answer padded with empty blocks would hold
+// 900 MB; real answers have a few blocks, a few hundred with web search citations.
+const maxBlocks = 4096
+
+var errTooManyBlocks = errors.New("more than " + strconv.Itoa(maxBlocks) + " content blocks")
+
+// blockList is a content array decoded one block at a time, to refuse a padded one before it
+// takes the memory. Each block is kept raw: the ones the gateway does not model go on as
+// they came.
+type blockList []json.RawMessage
+
+func (l *blockList) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*l = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return errors.New("content is not an array")
+	}
+	*l = (*l)[:0]
+	for dec.More() {
+		if len(*l) == maxBlocks {
+			return errTooManyBlocks
+		}
+		var bl json.RawMessage
+		if err := dec.Decode(&bl); err != nil {
+			return err
+		}
+		*l = append(*l, bl)
+	}
+	return nil
 }
 
 // ParseResponse translates a non-streaming Messages response. Text, tool_use, thinking and

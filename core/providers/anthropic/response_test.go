@@ -1,8 +1,10 @@
 package anthropic
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fngate/fngate/core/golden"
@@ -49,6 +51,7 @@ func TestParseResponseRejects(t *testing.T) {
 	}{
 		{"not JSON", `<html>502 Bad Gateway</html>`, providers.Unavailable},
 		{"not a message", `{"type":"completion","completion":"hi"}`, providers.Unavailable},
+		{"content not an array", `{"type":"message","content":{"type":"text","text":"hi"}}`, providers.Unavailable},
 		{"an overloaded error with a 200", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, providers.Overloaded},
 		{"an invalid request with a 200", `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, providers.Unavailable},
 	} {
@@ -60,6 +63,39 @@ func TestParseResponseRejects(t *testing.T) {
 			pe, ok := err.(*providers.Error)
 			if !ok || pe.Class != tt.class {
 				t.Errorf("got %#v, want a *providers.Error of class %s", err, tt.class)
+			}
+		})
+	}
+}
+
+// An answer padded with empty content blocks once held some 30 times its size decoded (900 MB
+// from a 32 MB body); past maxBlocks it is refused, as unavailable, before it takes the memory.
+func TestParseResponseBoundsContentBlocks(t *testing.T) {
+	blocks := func(n int, block string) string {
+		return `{"type":"message","content":[` + strings.TrimSuffix(strings.Repeat(block+",", n), ",") + `],"stop_reason":"end_turn"}`
+	}
+	cases := []struct {
+		name string
+		body string
+		want error
+	}{
+		{"as many blocks as allowed", blocks(maxBlocks, `{"type":"text","text":"a"}`), nil},
+		{"one block too many", blocks(maxBlocks+1, `{"type":"text","text":"a"}`), errTooManyBlocks},
+		{"32 MB of empty blocks", blocks((32<<20)/3, `{}`), errTooManyBlocks},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseResponse([]byte(tc.body))
+			switch {
+			case tc.want == nil:
+				if err != nil || c.Content == nil || len(*c.Content) != maxBlocks {
+					t.Errorf("got %v, want the text of %d blocks", err, maxBlocks)
+				}
+			default:
+				var pe *providers.Error
+				if !errors.As(err, &pe) || pe.Class != providers.Unavailable || !errors.Is(err, tc.want) {
+					t.Errorf("got %v, want an unavailable error for %v", err, tc.want)
+				}
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/fngate/fngate/core/llm"
@@ -175,13 +174,8 @@ func (s *stream) translate(e *wireEvent, data []byte) (d llm.Delta, ok, opaque b
 			case "tool_use":
 				st.visible, st.tool = true, s.tools
 				s.tools++
-				id := cb.ID
-				if id == "" {
-					// The chunk encoder names a call only in a fragment with an id; Anthropic
-					// always sends one, but a call without it must not become a nameless one.
-					id = "toolu_" + strconv.Itoa(st.tool)
-				}
-				d.ToolCalls = []llm.ToolCallDelta{{Index: st.tool, ID: id, Name: cb.Name}}
+				// A missing id is the gateway's to make up, unique like any other.
+				d.ToolCalls = []llm.ToolCallDelta{{Index: st.tool, ID: cb.ID, Name: cb.Name}}
 			default:
 				opaque = true // a server tool's call or result
 			}

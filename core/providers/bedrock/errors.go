@@ -74,6 +74,9 @@ func classify(ctx context.Context, err error) *providers.Error {
 		if e.Status == 0 {
 			e.Status = x.status
 		}
+		if e.Class == providers.BadRequest && unknownModel(e.Message) {
+			e.Class = providers.NotFound
+		}
 	} else if e.Status != 0 {
 		e.Class = providers.ClassifyStatus(e.Status)
 	} else {
@@ -84,6 +87,15 @@ func classify(ctx context.Context, err error) *providers.Error {
 		e.Message = code
 	}
 	return e
+}
+
+// unknownModel reports whether a ValidationException says the model id does not exist.
+// Bedrock answers an unknown model (a typo, a model not offered in the region, a bare name
+// instead of an inference profile id) with 400 ValidationException "The provided model
+// identifier is invalid." rather than ResourceNotFoundException. That is the route's fault,
+// not the client's: the gateway fails over and self-repair disables the route.
+func unknownModel(msg string) bool {
+	return strings.Contains(strings.ToLower(msg), "model identifier is invalid")
 }
 
 // credentialsError marks a failure to obtain AWS credentials, which the SDK reports as a plain

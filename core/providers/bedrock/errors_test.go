@@ -86,6 +86,44 @@ func TestExceptions(t *testing.T) {
 	}
 }
 
+// TestUnknownModelIsNotFound: Bedrock answers a model id it does not know with 400
+// ValidationException "The provided model identifier is invalid." (recorded from the live
+// API). The route names a model that does not exist: class not_found, so the gateway fails
+// over, the client of the last route gets 502 upstream_model_not_found and self-repair
+// disables the route. Other ValidationExceptions stay the client's 400.
+func TestUnknownModelIsNotFound(t *testing.T) {
+	p, f := fakeProvider(t)
+	user := "hi"
+	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
+	for _, tc := range []struct {
+		message string
+		class   providers.Class
+		client  string
+	}{
+		{"The provided model identifier is invalid.", providers.NotFound, "upstream_model_not_found"},
+		{"The provided model identifier is invalid", providers.NotFound, "upstream_model_not_found"},
+		{"Malformed input request: #: extraneous key [foo] is not permitted, please reformat your input and try again.", providers.BadRequest, "upstream_bad_request"},
+	} {
+		f.Script("m-unknown", bedrockfake.Answer{Error: &bedrockfake.Exception{Type: "ValidationException", Message: tc.message, Status: 400}})
+		for _, stream := range []bool{false, true} {
+			var err error
+			if stream {
+				_, err = p.ChatStream(ctx, req, providers.Target{Model: "m-unknown"})
+			} else {
+				_, err = p.Chat(ctx, req, providers.Target{Model: "m-unknown"})
+			}
+			var pe *providers.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("%q stream=%v: %v is not a *providers.Error", tc.message, stream, err)
+			}
+			ce := pe.ClientError()
+			if pe.Class != tc.class || pe.Status != 400 || pe.Code != "ValidationException" || ce.Code != tc.client || pe.Failover() != (tc.class != providers.BadRequest) {
+				t.Errorf("%q stream=%v: class %s status %d code %q, client %d %s, failover %v", tc.message, stream, pe.Class, pe.Status, pe.Code, ce.Status, ce.Code, pe.Failover())
+			}
+		}
+	}
+}
+
 // A gateway timer cancels the attempt: its cause (first-byte timeout) names the failure,
 // whatever the SDK made of the cancelled request.
 func TestClassifyContextCause(t *testing.T) {

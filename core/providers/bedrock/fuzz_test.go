@@ -44,8 +44,8 @@ func fuzzEvents(data []byte) []types.ConverseStreamOutput {
 }
 
 // FuzzTranslator: no event sequence panics the translator, and whatever it emits keeps the
-// promises the gateway and clients rely on: tool call indexes are dense and start at 0, each
-// call is named (id) in its first fragment, and fragments never precede their call.
+// promises clients rely on: tool call indexes are dense and start at 0, and fragments never
+// precede their call (a missing id is the gateway's to make up).
 func FuzzTranslator(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 1, 3, 1, 3, 1, 1, 2, 3, 2, 5, 0, 6, 9})
 	f.Add([]byte{2, 0, 2, 0, 4, 0, 1, 1, 3, 1, 5, 0})
@@ -71,9 +71,6 @@ func checkToolCalls(t *testing.T, calls []openai.ToolCallDelta, seen map[int]boo
 		if !seen[c.Index] {
 			if c.Index != len(seen) {
 				t.Fatalf("tool index %d is not dense (next is %d)", c.Index, len(seen))
-			}
-			if c.ID == "" {
-				t.Fatalf("the first fragment of call %d has no id", c.Index)
 			}
 			seen[c.Index] = true
 		}

@@ -223,16 +223,28 @@ func TestGatewayStreamedToolCalls(t *testing.T) {
 	}
 }
 
-func TestGatewayFailoverWhenThrottled(t *testing.T) {
+// TestGatewayFailsOverOnRouteErrors: a route Bedrock throttles, or whose model Bedrock does
+// not know, fails over to the backup before any output, and the logged class is the one
+// self-repair acts on (not_found disables the route).
+func TestGatewayFailsOverOnRouteErrors(t *testing.T) {
+	throttled := bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}
+	// Bedrock's answer to an unknown model id (recorded from the live API): a 400
+	// ValidationException, which is not the client's fault.
+	unknown := bedrockfake.Exception{Type: "ValidationException", Message: "The provided model identifier is invalid.", Status: 400}
 	for _, tc := range []struct {
 		name   string
 		stream bool
 		answer bedrockfake.Answer
+		class  string
+		status float64
+		code   string
 	}{
-		{"http 429", false, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}}},
-		{"http 429 stream", true, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}}},
+		{"http 429", false, bedrockfake.Answer{Error: &throttled}, "rate_limited", 429, "ThrottlingException"},
+		{"http 429 stream", true, bedrockfake.Answer{Error: &throttled}, "rate_limited", 429, "ThrottlingException"},
 		{"in-stream before content", true, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "never"}}, FailAfter: 1,
-			StreamError: &bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}}},
+			StreamError: &throttled}, "rate_limited", 429, "ThrottlingException"},
+		{"unknown model", false, bedrockfake.Answer{Error: &unknown}, "not_found", 400, "ValidationException"},
+		{"unknown model stream", true, bedrockfake.Answer{Error: &unknown}, "not_found", 400, "ValidationException"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -263,7 +275,7 @@ func TestGatewayFailoverWhenThrottled(t *testing.T) {
 				t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
 			}
 			want := map[string]any{"provider": "bedrock", "connection": "aws", "route": "aws/throttled-model", "upstream_model": "throttled-model",
-				"attempt": 1.0, "outcome": "failover", "error_class": "rate_limited", "status": 429.0, "error_code": "ThrottlingException", "level": "ERROR"}
+				"attempt": 1.0, "outcome": "failover", "error_class": tc.class, "status": tc.status, "error_code": tc.code, "level": "ERROR"}
 			gatewaytest.CheckAttempt(t, failed[0], want)
 			if ok[0]["route"] != "backup/echo" || ok[0]["outcome"] != "ok" || ok[0]["attempt"] != 2.0 {
 				t.Errorf("second attempt line %v", ok[0])

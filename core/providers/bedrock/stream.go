@@ -40,12 +40,8 @@ func (t *translator) event(ev types.ConverseStreamOutput) (d openai.Delta, ok bo
 		}
 		idx := len(t.tools)
 		t.tools[block] = idx
-		id := str(start.Value.ToolUseId)
-		if id == "" {
-			// The chunk encoder names a call only in a fragment with an id.
-			id = "tooluse_" + strconv.Itoa(int(block))
-		}
-		d.ToolCalls = []openai.ToolCallDelta{{Index: idx, ID: id, Name: str(start.Value.Name)}}
+		// A missing id is the gateway's to make up, unique like any other.
+		d.ToolCalls = []openai.ToolCallDelta{{Index: idx, ID: str(start.Value.ToolUseId), Name: str(start.Value.Name)}}
 		return d, true, nil
 	case *types.ConverseStreamOutputMemberContentBlockDelta:
 		switch dv := v.Value.Delta.(type) {

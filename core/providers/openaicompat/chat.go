@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
@@ -17,11 +16,12 @@ import (
 // Provider is one OpenAI-wire connection.
 type Provider struct {
 	profile
-	body    ChatBody
-	baseURL string
-	apiKey  string
-	headers map[string]string
-	client  *http.Client
+	body           ChatBody
+	chatURL        string // under base_url, with its query (config.JoinURL)
+	completionsURL string
+	apiKey         string
+	headers        map[string]string
+	client         *http.Client
 }
 
 // New builds the provider of an OpenAI-wire connection.
@@ -48,7 +48,13 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	// system.
 	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai",
 		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort}
-	return &Provider{profile: p, body: body, baseURL: strings.TrimSuffix(base, "/"), apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
+	chatURL, err := config.JoinURL(base, "/chat/completions")
+	if err != nil {
+		return nil, errors.New("base_url: " + err.Error())
+	}
+	completionsURL, _ := config.JoinURL(base, "/completions") // base parsed just above
+	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL,
+		apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 
 // Name is the display name.
@@ -88,13 +94,13 @@ func (c *completion) answer(op llm.Op) *llm.Answer {
 	return a
 }
 
-// requestBody is the path and body of a call: /chat/completions, or /completions for a
-// legacy completion.
+// requestBody is the URL and body of a call: the chat completions endpoint, or the legacy
+// completions one.
 func (p *Provider) requestBody(req *llm.Request, t providers.Target, stream bool) (string, []byte) {
 	if req.Op == llm.OpCompletion {
-		return "/completions", appendCompletionBody(make([]byte, 0, 256), req, t.Model, stream)
+		return p.completionsURL, appendCompletionBody(make([]byte, 0, 256), req, t.Model, stream)
 	}
-	return "/chat/completions", p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxTokens, stream)
+	return p.chatURL, p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxTokens, stream)
 }
 
 // maxResponse bounds a non-streamed answer; the largest outputs are a few hundred KB.
@@ -125,8 +131,8 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Tar
 	return newStream(resp.Body, p.name), nil
 }
 
-func (p *Provider) post(ctx context.Context, path string, body []byte, stream bool) (*http.Response, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.baseURL+path, bytes.NewReader(body))
+func (p *Provider) post(ctx context.Context, url string, body []byte, stream bool) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Provider: p.name, Message: err.Error(), Err: err}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
@@ -177,5 +178,86 @@ func TestRequiresKeyAndURL(t *testing.T) {
 	}
 	if _, err := openaicompat.New(&config.Connection{Kind: "ollama"}, providers.Env{}); err != nil {
 		t.Errorf("ollama needs neither key nor URL: %v", err)
+	}
+}
+
+// An upstream that repeats "event: <1 MB>" lines without ending the event once grew the SSE
+// reader's name buffer without limit (5.9 GB from one request); now the stream breaks off
+// cleanly, after the text already read.
+func TestEventNameFloodBreaksTheStream(t *testing.T) {
+	fake := openaifake.New()
+	defer fake.Close()
+	p := newProvider(t, "openai", fake.BaseURL())
+	req, _ := openai.DecodeChat([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
+	flood := strings.Repeat("event: "+strings.Repeat("e", 1<<20)+"\n", 16)
+	fake.Enqueue(openaifake.Reply{Text: "one two", Inject: []byte(flood), InjectAfter: 1})
+	st, err := p.ChatStream(context.Background(), req, providers.Target{Model: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var text string
+	for err == nil {
+		var d openai.Delta
+		d, err = st.Next()
+		text += d.Content
+	}
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.StreamBroken || !errors.Is(err, providers.ErrSSETooLarge) {
+		t.Errorf("got %v, want a stream_broken error for the oversized event", err)
+	}
+	if text != "one" {
+		t.Errorf("text before the flood %q, want %q", text, "one")
+	}
+}
+
+// TestBaseURLQueryIsKept: the endpoint path joins the path of base_url and base_url's query
+// stays the query (Azure's deployments take ?api-version=), on every call.
+func TestBaseURLQueryIsKept(t *testing.T) {
+	chat, oe := openai.DecodeChat([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	comp, oe := openai.DecodeCompletion([]byte(`{"model":"m","prompt":"hi"}`))
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	calls := map[string]func(providers.Provider) error{
+		"chat": func(p providers.Provider) error {
+			_, err := p.Chat(context.Background(), chat, providers.Target{Model: "m"})
+			return err
+		},
+		"chat stream": func(p providers.Provider) error {
+			st, err := p.ChatStream(context.Background(), chat, providers.Target{Model: "m"})
+			if err == nil {
+				st.Close()
+			}
+			return err
+		},
+		"completion": func(p providers.Provider) error {
+			_, err := p.(providers.CompletionProvider).Complete(context.Background(), comp, providers.Target{Model: "m"})
+			return err
+		},
+	}
+	paths := map[string]string{"chat": "/v1/chat/completions", "chat stream": "/v1/chat/completions", "completion": "/v1/completions"}
+	for _, tc := range []struct{ suffix, query string }{
+		{"", ""},
+		{"/", ""},
+		{"?api-version=2024-10-21", "api-version=2024-10-21"},
+		{"/?api-version=2024-10-21&api-key=azure-key-0123456789", "api-version=2024-10-21&api-key=azure-key-0123456789"},
+	} {
+		for name, call := range calls {
+			t.Run(name+" "+tc.suffix, func(t *testing.T) {
+				fake := openaifake.New()
+				defer fake.Close()
+				if err := call(newProvider(t, "openai-compatible", fake.BaseURL()+tc.suffix)); err != nil {
+					t.Fatal(err)
+				}
+				got := fake.Requests()
+				if len(got) != 1 || got[0].Path != paths[name] || got[0].Query != tc.query {
+					t.Fatalf("requests %+v, want path %s and query %q", got, paths[name], tc.query)
+				}
+			})
+		}
 	}
 }

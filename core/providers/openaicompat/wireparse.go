@@ -51,7 +51,10 @@ func parseCompletion(b []byte, c *completion) error {
 								return p.optionalString(&c.refusal)
 							case "tool_calls":
 								c.toolCalls = c.toolCalls[:0]
-								return p.array(func(int) error {
+								return p.array(func(i int) error {
+									if i == maxToolCalls {
+										return errTooManyCalls
+									}
 									var tc toolCall
 									err := p.object(func(key []byte) error {
 										switch string(key) {
@@ -145,7 +148,10 @@ func (p *scanner) choice(c *chunk) error {
 					if p.null() {
 						return nil
 					}
-					return p.array(func(int) error {
+					return p.array(func(i int) error {
+						if i == maxToolCalls {
+							return errTooManyCalls
+						}
 						var tc llm.ToolCallDelta
 						err := p.object(func(key []byte) error {
 							switch string(key) {
@@ -235,10 +241,29 @@ func (p *scanner) end() error {
 
 var errSyntax = errors.New("invalid JSON in stream chunk")
 
+// maxDepth bounds how deeply objects and arrays may nest. The scanner recurses once per
+// level, so without a bound an 8 MB chunk of brackets overflows the goroutine stack, a fatal
+// error that takes every request of the process with it, and a million levels cost ~350 MB
+// of stack. What the gateway reads sits at most 7 levels down (chunk, choices, choice, delta,
+// tool_calls, call, function; tool arguments are strings) and the deepest values it skips,
+// logprobs, add a few more; 512 leaves ample room for extension values servers add while
+// keeping a hostile chunk to ~200 KB of stack. encoding/json's own bound is 10,000.
+const maxDepth = 512
+
+var errTooDeep = errors.New("JSON nested more than " + strconv.Itoa(maxDepth) + " levels deep")
+
+// maxToolCalls bounds the tool calls of one answer or chunk. Each costs some 60 bytes once
+// read, against 3 bytes of input ("{},"), so a padded 32 MB answer would otherwise hold
+// 700 MB; no model makes more than a few dozen calls in a turn.
+const maxToolCalls = 1024
+
+var errTooManyCalls = errors.New("more than " + strconv.Itoa(maxToolCalls) + " tool calls")
+
 // scanner is a minimal JSON reader over one value in memory.
 type scanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int // objects and arrays open at i
 }
 
 func (p *scanner) ws() {
@@ -277,8 +302,12 @@ func (p *scanner) object(field func(key []byte) error) error {
 	if err := p.expect('{'); err != nil {
 		return err
 	}
+	if err := p.enter(); err != nil {
+		return err
+	}
 	if p.peek() == '}' {
 		p.i++
+		p.depth--
 		return nil
 	}
 	for {
@@ -298,6 +327,7 @@ func (p *scanner) object(field func(key []byte) error) error {
 			p.i++
 		case '}':
 			p.i++
+			p.depth--
 			return nil
 		default:
 			return errSyntax
@@ -312,8 +342,12 @@ func (p *scanner) array(elem func(i int) error) error {
 	if err := p.expect('['); err != nil {
 		return err
 	}
+	if err := p.enter(); err != nil {
+		return err
+	}
 	if p.peek() == ']' {
 		p.i++
+		p.depth--
 		return nil
 	}
 	for n := 0; ; n++ {
@@ -326,11 +360,21 @@ func (p *scanner) array(elem func(i int) error) error {
 			p.i++
 		case ']':
 			p.i++
+			p.depth--
 			return nil
 		default:
 			return errSyntax
 		}
 	}
+}
+
+// enter opens one level of nesting; the caller closes it when its value ends. A value that
+// fails leaves the count behind, which does not matter: the whole parse fails with it.
+func (p *scanner) enter() error {
+	if p.depth++; p.depth > maxDepth {
+		return errTooDeep
+	}
+	return nil
 }
 
 func (p *scanner) null() bool {

@@ -3,7 +3,10 @@ package openaicompat
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fngate/fngate/core/llm"
@@ -102,6 +105,9 @@ func FuzzParseChunk(f *testing.F) {
 	for _, s := range chunkSeeds {
 		f.Add([]byte(s))
 	}
+	// Beyond the parser's bounds, within encoding/json's.
+	f.Add([]byte(inner(deep(maxDepth, true), true)))
+	f.Add([]byte(toolCalls(calls(maxToolCalls+1), true)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got chunk
 		gerr := parseChunk(b, &got)
@@ -112,10 +118,17 @@ func FuzzParseChunk(f *testing.F) {
 		if err := json.Unmarshal(b, &ref); err != nil {
 			return
 		}
+		want := ref.toChunk()
+		if errs := overBounds(b, len(want.toolCalls)); errs != nil {
+			if !slices.ContainsFunc(errs, func(e error) bool { return errors.Is(gerr, e) }) {
+				t.Fatalf("%q is beyond the parser's bounds but parseChunk says %v", b, gerr)
+			}
+			return
+		}
 		if gerr != nil {
 			t.Fatalf("encoding/json accepts %q but parseChunk says %v", b, gerr)
 		}
-		if want := ref.toChunk(); !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\n got %+v\nwant %+v", b, got, want)
 		}
 	})
@@ -140,6 +153,40 @@ func FuzzChunkStrings(f *testing.F) {
 			t.Fatalf("%s:\n got %+v\nwant %+v", b, got, want)
 		}
 	})
+}
+
+// overBounds returns the errors the parser may refuse b with although encoding/json, which
+// nests up to 10,000 levels and takes any number of calls, accepts it: nesting deeper than
+// maxDepth, more than maxToolCalls calls. None for an input within the bounds.
+func overBounds(b []byte, calls int) []error {
+	var errs []error
+	if nesting(b) > maxDepth {
+		errs = append(errs, errTooDeep)
+	}
+	if calls > maxToolCalls {
+		errs = append(errs, errTooManyCalls)
+	}
+	return errs
+}
+
+// nesting is the deepest nesting of objects and arrays in a valid JSON text.
+func nesting(b []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func providerForm(b []byte) bool {
@@ -249,6 +296,9 @@ func FuzzParseCompletion(f *testing.F) {
 	for _, s := range completionSeeds {
 		f.Add([]byte(s))
 	}
+	// Beyond the parser's bounds, within encoding/json's.
+	f.Add([]byte(inner(deep(maxDepth, true), false)))
+	f.Add([]byte(toolCalls(calls(maxToolCalls+1), false)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var got completion
 		gerr := parseCompletion(b, &got)
@@ -259,10 +309,17 @@ func FuzzParseCompletion(f *testing.F) {
 		if err := json.Unmarshal(b, &ref); err != nil {
 			return
 		}
+		want := ref.toCompletion()
+		if errs := overBounds(b, len(want.toolCalls)); errs != nil {
+			if !slices.ContainsFunc(errs, func(e error) bool { return errors.Is(gerr, e) }) {
+				t.Fatalf("%q is beyond the parser's bounds but parseCompletion says %v", b, gerr)
+			}
+			return
+		}
 		if gerr != nil {
 			t.Fatalf("encoding/json accepts %q but parseCompletion says %v", b, gerr)
 		}
-		if want := ref.toCompletion(); !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q:\n got %+v\nwant %+v", b, got, want)
 		}
 	})
@@ -284,4 +341,94 @@ func BenchmarkUnmarshalChunk(b *testing.B) {
 		var c referenceChunk
 		_ = json.Unmarshal(data, &c)
 	}
+}
+
+// deep is a value nested n levels deep: arrays, or objects when objects is set.
+func deep(n int, objects bool) string {
+	if objects {
+		return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n)
+	}
+	return strings.Repeat("[", n) + strings.Repeat("]", n)
+}
+
+// calls is a tool_calls array of n calls.
+func calls(n int) string {
+	return "[" + strings.TrimSuffix(strings.Repeat(`{"index":0,"function":{"arguments":"{}"}},`, n), ",") + "]"
+}
+
+// TestParsersBoundNestingAndCalls: an upstream's answer nested millions of levels deep used to
+// overflow the goroutine stack (a fatal error no recover catches, so the process died with
+// every request in it), and one padded with empty tool calls held some 20 times its size. Both
+// parsers refuse either with an error, and accept what is within the bounds as encoding/json
+// reads it.
+func TestParsersBoundNestingAndCalls(t *testing.T) {
+	const millions = 3_000_000
+	cases := []struct {
+		name string
+		// wrap puts the value into a chunk, or into a whole answer.
+		wrap  func(v string, chunk bool) string
+		value string
+		want  error
+	}{
+		{"arrays in a skipped top-level value", top, deep(millions, false), errTooDeep},
+		{"objects in a skipped delta or message value", inner, deep(millions, true), errTooDeep},
+		{"in the usage object", usage, deep(millions, false), errTooDeep},
+		{"in the error value", errValue, deep(millions, true), errTooDeep},
+		// top puts the value one level down: with it the nesting is exactly maxDepth.
+		{"at the bound", top, deep(maxDepth-1, false), nil},
+		{"one past the bound", top, deep(maxDepth, false), errTooDeep},
+		{"as many calls as allowed", toolCalls, calls(maxToolCalls), nil},
+		{"one call too many", toolCalls, calls(maxToolCalls + 1), errTooManyCalls},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, isChunk := range []bool{true, false} {
+				b := []byte(tc.wrap(tc.value, isChunk))
+				var err error
+				if isChunk {
+					var c chunk
+					err = parseChunk(b, &c)
+					if tc.want == nil {
+						var ref referenceChunk
+						if jerr := json.Unmarshal(b, &ref); jerr != nil || !reflect.DeepEqual(c, ref.toChunk()) {
+							t.Errorf("chunk: parseChunk and encoding/json (%v) disagree", jerr)
+						}
+					}
+				} else {
+					var c completion
+					err = parseCompletion(b, &c)
+					if tc.want == nil {
+						var ref referenceCompletion
+						if jerr := json.Unmarshal(b, &ref); jerr != nil || !reflect.DeepEqual(c, ref.toCompletion()) {
+							t.Errorf("completion: parseCompletion and encoding/json (%v) disagree", jerr)
+						}
+					}
+				}
+				if !errors.Is(err, tc.want) {
+					t.Errorf("chunk=%v: got %v, want %v", isChunk, err, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func top(v string, _ bool) string { return `{"x":` + v + `}` }
+
+func inner(v string, chunk bool) string {
+	if chunk {
+		return `{"choices":[{"delta":{"x":` + v + `}}]}`
+	}
+	return `{"choices":[{"message":{"x":` + v + `}}]}`
+}
+
+func usage(v string, _ bool) string { return `{"choices":[],"usage":{"x":` + v + `}}` }
+
+// errValue: a completion has no error key, so there the value is skipped like any other.
+func errValue(v string, _ bool) string { return `{"error":` + v + `}` }
+
+func toolCalls(v string, chunk bool) string {
+	if chunk {
+		return `{"choices":[{"delta":{"tool_calls":` + v + `}}]}`
+	}
+	return `{"choices":[{"message":{"tool_calls":` + v + `}}]}`
 }

@@ -85,7 +85,7 @@ func callError(ctx context.Context, err error, fam Family, afterOutput bool) *pr
 		if msg == "" {
 			msg = f.name
 		}
-		pe = &providers.Error{Class: f.class, Status: f.status, Code: f.name, Message: truncate(msg), Provider: Name}
+		pe = &providers.Error{Class: f.class, Status: f.status, Code: f.name, Message: msg, Provider: Name}
 	}
 	pe.Err = err
 	pe.RetryAfter = retryAfter(st)
@@ -108,13 +108,4 @@ func retryAfter(st *status.Status) string {
 		}
 	}
 	return ""
-}
-
-// truncate keeps an upstream message to a size fit for a log line and an error body.
-func truncate(s string) string {
-	const max = 1024
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
 }

@@ -69,7 +69,7 @@ func TestHosts(t *testing.T) {
 		}
 	}
 	p := &Provider{project: "p", location: "us"}
-	if got := p.maasURL(); got != "/v1/projects/p/locations/us/endpoints/openapi/chat/completions" {
+	if got, _ := p.maasURL(); got != "/v1/projects/p/locations/us/endpoints/openapi/chat/completions" {
 		t.Errorf("maas path %s", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/mock"
@@ -689,5 +690,28 @@ func TestRefusedBeforeAnyCall(t *testing.T) {
 	}
 	if n := len(h.fake.Requests()); n != 0 {
 		t.Errorf("Vertex AI received %d requests", n)
+	}
+}
+
+// TestMaaSBaseURLQueryIsKept: the OpenAI-compatible endpoint's path joins the path of
+// base_url, whose query stays the query.
+func TestMaaSBaseURLQueryIsKept(t *testing.T) {
+	openapi := vertexfake.NewOpenAPI()
+	t.Cleanup(openapi.Close)
+	p, err := vertex.New(&config.Connection{Kind: vertex.Kind, Project: vertexfake.Project, Location: vertexfake.Location,
+		Endpoint: "127.0.0.1:1", Insecure: true, BaseURL: openapi.URL + "/?alt=json"}, providers.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, oe := openai.DecodeChat([]byte(`{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	if _, err := p.Chat(context.Background(), req, providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"}); err != nil {
+		t.Fatal(err)
+	}
+	seen := openapi.Seen()
+	if len(seen) != 1 || seen[0].Path != "/v1/projects/"+vertexfake.Project+"/locations/"+vertexfake.Location+"/endpoints/openapi/chat/completions" || seen[0].Query != "alt=json" {
+		t.Errorf("seen %+v", seen)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat"
@@ -39,8 +40,8 @@ func checkMaaS(req *openai.ChatRequest) *openai.Error {
 	return nil
 }
 
-func (p *Provider) maasURL() string {
-	return p.restRoot + "/v1/" + p.parent() + "/endpoints/openapi/chat/completions"
+func (p *Provider) maasURL() (string, error) {
+	return config.JoinURL(p.restRoot, "/v1/"+p.parent()+"/endpoints/openapi/chat/completions")
 }
 
 // maasChat makes one non-streaming call.
@@ -105,7 +106,11 @@ func (p *Provider) maasPost(ctx context.Context, body []byte, stream bool) (*htt
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.maasURL(), bytes.NewReader(body))
+	u, err := p.maasURL()
+	if err != nil {
+		return nil, &providers.Error{Class: providers.Unavailable, Provider: Name, Message: "base_url: " + err.Error(), Err: err}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Provider: Name, Message: err.Error(), Err: err}
 	}

@@ -45,6 +45,7 @@ type Reply struct {
 
 // Request is one request the fake received.
 type Request struct {
+	Query  string // the raw query string
 	Header http.Header
 	Body   []byte
 	// Parsed holds the body's top-level fields (nil when it is not JSON).
@@ -128,7 +129,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
-	req := &Request{Header: r.Header.Clone(), Body: body}
+	req := &Request{Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	_ = json.Unmarshal(body, &req.Parsed)
 	req.Rejected = ValidateHeaders(r.Header, s.APIKey)
 	if req.Rejected == nil {

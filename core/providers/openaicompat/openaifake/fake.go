@@ -7,7 +7,6 @@ package openaifake
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,6 +31,9 @@ type Reply struct {
 	// Usage counts; a negative value leaves the count out of the usage object.
 	PromptTokens, CompletionTokens, CachedTokens int
 	NoUsage                                      bool
+	// RawUsage, when set, is the usage object verbatim instead of the counts above (an
+	// upstream reporting impossible counts).
+	RawUsage json.RawMessage
 
 	// Streaming faults, counted in content-bearing chunks: N > 0 strikes after N of them, -1
 	// right after the role chunk (before any content), 0 never.
@@ -42,11 +44,19 @@ type Reply struct {
 	MalformedAfter     int           // send a broken JSON chunk
 	ErrorEventAfter    int           // send an in-band {"error":...} event
 	ErrorEventCode     int           // code in that error event (default 502)
+	ErrorEventMessage  string        // message of that error event (default "scripted error event")
 	StallAfter         int           // pause for StallFor (a provider that goes quiet)
 	StallFor           time.Duration
 	NoDone             bool   // end without [DONE]
 	Comments           bool   // interleave ": PROCESSING" comment lines (OpenRouter)
 	Reasoning          string // reasoning deltas before the content (OpenRouter, vLLM)
+
+	// Hostile answers. Body, when set, is sent as the non-streamed answer instead of the
+	// generated one. Inject is written into the stream verbatim (whole SSE lines, not a data
+	// payload) at InjectAfter, counted as the faults above; the answer then goes on.
+	Body        []byte
+	Inject      []byte
+	InjectAfter int
 }
 
 // ToolCall is a scripted tool call; Arguments is split into several fragments when streamed.
@@ -57,6 +67,7 @@ type ToolCall struct {
 // Request is what the fake received.
 type Request struct {
 	Path   string
+	Query  string // the raw query string
 	Header http.Header
 	Body   map[string]any
 	Raw    []byte
@@ -121,7 +132,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: raw})
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Raw: raw})
 	s.mu.Unlock()
 
 	switch {
@@ -180,6 +191,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if rep.Body != nil {
+		_, _ = w.Write(rep.Body)
+		return
+	}
 	_, _ = w.Write(rep.jsonBody(modelOf(body), text))
 }
 
@@ -217,7 +232,10 @@ func (r *Reply) finish() string {
 	return "stop"
 }
 
-func (r *Reply) usage() map[string]any {
+func (r *Reply) usage() any {
+	if r.RawUsage != nil {
+		return r.RawUsage
+	}
 	u := map[string]any{}
 	if r.PromptTokens >= 0 {
 		u["prompt_tokens"] = r.PromptTokens
@@ -333,7 +351,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep *Reply, body
 		if code == 0 {
 			code = 502
 		}
-		return fmt.Sprintf(`{"error":{"code":%d,"message":"scripted error event"}}`, code)
+		msg := rep.ErrorEventMessage
+		if msg == "" {
+			msg = "scripted error event"
+		}
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": msg}})
+		return string(b)
 	}
 	if !text && !send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}}, nil)) {
 		return
@@ -346,6 +369,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep *Reply, body
 	chunks := rep.chunks(text)
 	for i := 0; i <= len(chunks); i++ {
 		at := func(n int) bool { return n == -1 && i == 0 || n > 0 && i == n }
+		if at(rep.InjectAfter) && rep.Inject != nil {
+			if _, err := w.Write(rep.Inject); err != nil {
+				return
+			}
+			fl.Flush()
+		}
 		if at(rep.CutAfter) {
 			cut(w)
 			return

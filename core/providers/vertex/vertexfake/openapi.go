@@ -28,6 +28,7 @@ type OpenAPI struct {
 // Seen is what the endpoint saw of one request before handing it to Fake.
 type Seen struct {
 	Path          string
+	Query         string // the raw query string
 	Authorization string
 }
 
@@ -53,7 +54,7 @@ func (o *OpenAPI) Seen() []Seen {
 
 func (o *OpenAPI) serve(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
-	o.seen = append(o.seen, Seen{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})
+	o.seen = append(o.seen, Seen{Path: r.URL.Path, Query: r.URL.RawQuery, Authorization: r.Header.Get("Authorization")})
 	o.mu.Unlock()
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/projects/"+o.Project+"/locations/"+o.Location+"/endpoints/openapi/chat/completions" {
 		GoogleError(w, http.StatusNotFound, "NOT_FOUND", "The requested URL "+r.URL.Path+" was not found on this server.")
