@@ -30,6 +30,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/routestate"
@@ -300,3 +301,17 @@ func flush(w http.ResponseWriter) error {
 
 // clientGone reports whether the request's client has left.
 func clientGone(ctx context.Context) bool { return ctx.Err() != nil }
+
+// WriteError answers e for a platform wrapper that fails around the gateway (a function that
+// could not start, a panic that escaped), in the shape the request's client reads:
+// Anthropic's for a Messages client, OpenAI's otherwise.
+func WriteError(w http.ResponseWriter, r *http.Request, e *llm.Error) { writeBare(w, r, e) }
+
+// AppendErrorEvent appends the in-band error event that ends a stream a platform wrapper had
+// to cut (the function's time limit), in the request's client's shape.
+func AppendErrorEvent(b []byte, r *http.Request, e *llm.Error) []byte {
+	if anthropicClient(r) {
+		return messages.AppendErrorEvent(b, e, "")
+	}
+	return openai.AppendErrorEvent(b, e)
+}

@@ -148,9 +148,11 @@ func Depth(v []byte) int {
 	return deepest
 }
 
+// unquote decodes a key. Keys are nearly always plain ASCII; escapes and any other byte go
+// through encoding/json, which also turns invalid UTF-8 into U+FFFD as it does for values.
 func unquote(s []byte) (string, error) {
 	for _, c := range s[1 : len(s)-1] {
-		if c == '\\' {
+		if c == '\\' || c >= 0x80 {
 			var out string
 			err := json.Unmarshal(s, &out)
 			return out, err

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -109,48 +108,6 @@ func TestUsageMerge(t *testing.T) {
 	got := string(AppendUsage(nil, u.WithTotal()))
 	if got != `{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":2}}` {
 		t.Errorf("%s", got)
-	}
-}
-
-// An upstream's impossible counts read as unreported; what is possible stays as reported.
-func TestUsageDropImpossible(t *testing.T) {
-	cases := []struct {
-		name, usage string
-		want        string // the usage left, as AppendJSON renders it
-		dropped     []ImpossibleCount
-	}{
-		{"plausible", `{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":10},"completion_tokens_details":{"reasoning_tokens":3}}`,
-			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":10},"completion_tokens_details":{"reasoning_tokens":3}}`, nil},
-		{"zeros", `{"prompt_tokens":0,"completion_tokens":0}`, `{"prompt_tokens":0,"completion_tokens":0}`, nil},
-		{"at the bound", `{"prompt_tokens":2147483647}`, `{"prompt_tokens":2147483647}`, nil},
-		{"negative prompt", `{"prompt_tokens":-5,"completion_tokens":4,"total_tokens":-1}`, `{"completion_tokens":4}`,
-			[]ImpossibleCount{{"prompt_tokens", -5}, {"total_tokens", -1}}},
-		{"beyond 2^31-1", `{"prompt_tokens":3,"completion_tokens":2147483648}`, `{"prompt_tokens":3}`,
-			[]ImpossibleCount{{"completion_tokens", 2147483648}}},
-		{"more cached than prompt", `{"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":11}}`, `{"prompt_tokens":10,"completion_tokens":5}`,
-			[]ImpossibleCount{{"prompt_tokens_details.cached_tokens", 11}}},
-		{"negative cached", `{"prompt_tokens_details":{"cached_tokens":-1}}`, `{}`,
-			[]ImpossibleCount{{"prompt_tokens_details.cached_tokens", -1}}},
-		{"cached without a prompt count", `{"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":7}}`, `{"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":7}}`, nil},
-		// xAI counts reasoning apart from completion_tokens.
-		{"more reasoning than completion", `{"completion_tokens":26,"completion_tokens_details":{"reasoning_tokens":196}}`, `{"completion_tokens":26,"completion_tokens_details":{"reasoning_tokens":196}}`, nil},
-		{"negative reasoning", `{"completion_tokens":26,"completion_tokens_details":{"reasoning_tokens":-196}}`, `{"completion_tokens":26}`,
-			[]ImpossibleCount{{"completion_tokens_details.reasoning_tokens", -196}}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var u Usage
-			if err := json.Unmarshal([]byte(tc.usage), &u); err != nil {
-				t.Fatal(err)
-			}
-			dropped := u.DropImpossible()
-			if got := string(u.AppendJSON(nil)); got != tc.want {
-				t.Errorf("left %s, want %s", got, tc.want)
-			}
-			if !reflect.DeepEqual(dropped, tc.dropped) {
-				t.Errorf("dropped %v, want %v", dropped, tc.dropped)
-			}
-		})
 	}
 }
 

@@ -35,7 +35,7 @@ import (
 	"github.com/fngate/fngate/core/boot"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/secrets/gcpsm"
 	"github.com/fngate/fngate/core/telemetry"
 )
@@ -136,8 +136,8 @@ func (l *lazy) get(ctx context.Context) (http.Handler, error) {
 func (l *lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, err := l.get(r.Context())
 	if err != nil {
-		(&openai.Error{Status: http.StatusInternalServerError, Type: openai.TypeServer, Code: "gateway_not_configured",
-			Message: "the gateway could not start; its log has the reason"}).Write(w)
+		gateway.WriteError(w, r, &llm.Error{Status: http.StatusInternalServerError, Type: llm.TypeServer, Code: "gateway_not_configured",
+			Message: "the gateway could not start; its log has the reason"})
 		return
 	}
 	h.ServeHTTP(w, r)

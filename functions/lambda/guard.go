@@ -10,7 +10,8 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/llm"
 )
 
 // guard adapts the gateway to two facts of lambdaurl:
@@ -61,33 +62,33 @@ func (g *guard) withTimeLimit(parent context.Context) (context.Context, context.
 // finish recovers a panic and closes an answer the time limit cut short.
 func (g *guard) finish(ctx context.Context, tw *trackingWriter, r *http.Request) {
 	v := recover()
-	var e *openai.Error
+	var e *llm.Error
 	switch {
 	case v == http.ErrAbortHandler && tw.wrote:
 		// The handler aborted a response on purpose: end it as it stands.
 		return
 	case v == http.ErrAbortHandler:
 		// Nothing was sent; lambdaurl would answer an empty 200, which reads as success.
-		e = &openai.Error{Status: http.StatusBadGateway, Type: openai.TypeServer, Code: "aborted",
+		e = &llm.Error{Status: http.StatusBadGateway, Type: llm.TypeServer, Code: "aborted",
 			Message: "the gateway aborted this request before answering"}
 	case v != nil:
 		g.log.Error("panic", slog.String("path", r.URL.Path), slog.String("panic", fmt.Sprint(v)),
 			slog.String("stack", string(debug.Stack())))
-		e = &openai.Error{Status: http.StatusInternalServerError, Type: openai.TypeServer, Code: "internal_error",
+		e = &llm.Error{Status: http.StatusInternalServerError, Type: llm.TypeServer, Code: "internal_error",
 			Message: "the gateway failed while handling this request"}
 	case errors.Is(context.Cause(ctx), errTimeLimit) && !tw.ended:
 		g.log.Warn("function time limit", slog.String("path", r.URL.Path), slog.Bool("output_started", tw.wrote))
-		e = &openai.Error{Status: http.StatusGatewayTimeout, Type: openai.TypeTimeout, Code: "function_timeout",
+		e = &llm.Error{Status: http.StatusGatewayTimeout, Type: llm.TypeTimeout, Code: "function_timeout",
 			Message: "the gateway function reached its time limit before the answer was complete"}
 	default:
 		return
 	}
 	if !tw.wrote {
-		e.Write(tw)
+		gateway.WriteError(tw, r, e)
 		return
 	}
 	if tw.sse && !tw.ended {
-		_, _ = tw.Write(openai.AppendErrorEvent(nil, e))
+		_, _ = tw.Write(gateway.AppendErrorEvent(nil, r, e))
 	}
 	// A JSON body that was cut off cannot be repaired; the client's parser reports it.
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	anthropic "github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
@@ -58,6 +60,13 @@ func Serve(t testing.TB, cfg *config.Config, opt gateway.Options, wrap ...func(h
 // request the test can count; opts come last and may say otherwise.
 func (s *Server) OpenAI(opts ...option.RequestOption) oai.Client {
 	return oai.NewClient(append([]option.RequestOption{option.WithBaseURL(s.URL + "/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0)}, opts...)...)
+}
+
+// Anthropic returns an anthropic-sdk-go client of the server (the Messages door), with the
+// key in x-api-key. It never retries, so every call is one request the test can count; opts
+// come last and may say otherwise.
+func (s *Server) Anthropic(opts ...aoption.RequestOption) anthropic.Client {
+	return anthropic.NewClient(append([]aoption.RequestOption{aoption.WithBaseURL(s.URL), aoption.WithAPIKey("unused"), aoption.WithMaxRetries(0)}, opts...)...)
 }
 
 // Response is an answer read whole.

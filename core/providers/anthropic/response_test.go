@@ -31,6 +31,7 @@ func TestResponseGolden(t *testing.T) {
 	}
 }
 
+// TestFinishReason: stop_reason as a chat client sees it, through the gateway's stop reasons.
 func TestFinishReason(t *testing.T) {
 	for stop, want := range map[string]string{
 		"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop",
@@ -38,8 +39,8 @@ func TestFinishReason(t *testing.T) {
 		"tool_use": "tool_calls", "refusal": "content_filter",
 		"some_future_reason": "stop",
 	} {
-		if got := FinishReason(stop); got != want {
-			t.Errorf("FinishReason(%q) = %q, want %q", stop, got, want)
+		if got := openai.FinishReason(StopReason(stop)); got != want {
+			t.Errorf("finish_reason of %q = %q, want %q", stop, got, want)
 		}
 	}
 }
@@ -88,7 +89,7 @@ func TestParseResponseBoundsContentBlocks(t *testing.T) {
 			c, err := ParseResponse([]byte(tc.body))
 			switch {
 			case tc.want == nil:
-				if err != nil || c.Content == nil || len(*c.Content) != maxBlocks {
+				if text, _ := c.Text(); err != nil || len(text) != maxBlocks {
 					t.Errorf("got %v, want the text of %d blocks", err, maxBlocks)
 				}
 			default:

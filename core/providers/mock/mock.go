@@ -336,3 +336,13 @@ func (s *stream) wait() error {
 }
 
 func (s *stream) Close() error { return nil }
+
+// CountTokens counts the input as the mock's usage does: its words. A failing model fails
+// the count as it fails an answer.
+func (p *Provider) CountTokens(_ context.Context, req *llm.Request, t providers.Target) (int, error) {
+	a := p.plan(req, t.Model)
+	if a.fail != 0 {
+		return 0, upstreamError(a.fail)
+	}
+	return a.prompt, nil
+}

@@ -188,19 +188,19 @@ func TestEventNameFloodBreaksTheStream(t *testing.T) {
 	fake := openaifake.New()
 	defer fake.Close()
 	p := newProvider(t, "openai", fake.BaseURL())
-	req, _ := openai.DecodeChat([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
+	req, _ := openai.DecodeChatRequest([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
 	flood := strings.Repeat("event: "+strings.Repeat("e", 1<<20)+"\n", 16)
 	fake.Enqueue(openaifake.Reply{Text: "one two", Inject: []byte(flood), InjectAfter: 1})
-	st, err := p.ChatStream(context.Background(), req, providers.Target{Model: "x"})
+	st, err := p.Stream(context.Background(), req, providers.Target{Model: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	var text string
 	for err == nil {
-		var d openai.Delta
+		var d llm.Delta
 		d, err = st.Next()
-		text += d.Content
+		text += d.Text
 	}
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Class != providers.StreamBroken || !errors.Is(err, providers.ErrSSETooLarge) {
@@ -214,28 +214,29 @@ func TestEventNameFloodBreaksTheStream(t *testing.T) {
 // TestBaseURLQueryIsKept: the endpoint path joins the path of base_url and base_url's query
 // stays the query (Azure's deployments take ?api-version=), on every call.
 func TestBaseURLQueryIsKept(t *testing.T) {
-	chat, oe := openai.DecodeChat([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	chat, oe := openai.DecodeChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}
-	comp, oe := openai.DecodeCompletion([]byte(`{"model":"m","prompt":"hi"}`))
+	decoded, oe := openai.DecodeCompletion([]byte(`{"model":"m","prompt":"hi"}`))
 	if oe != nil {
 		t.Fatal(oe)
 	}
+	comp := decoded.Request()
 	calls := map[string]func(providers.Provider) error{
 		"chat": func(p providers.Provider) error {
-			_, err := p.Chat(context.Background(), chat, providers.Target{Model: "m"})
+			_, err := p.Generate(context.Background(), chat, providers.Target{Model: "m"})
 			return err
 		},
 		"chat stream": func(p providers.Provider) error {
-			st, err := p.ChatStream(context.Background(), chat, providers.Target{Model: "m"})
+			st, err := p.Stream(context.Background(), chat, providers.Target{Model: "m"})
 			if err == nil {
 				st.Close()
 			}
 			return err
 		},
 		"completion": func(p providers.Provider) error {
-			_, err := p.(providers.CompletionProvider).Complete(context.Background(), comp, providers.Target{Model: "m"})
+			_, err := p.Generate(context.Background(), comp, providers.Target{Model: "m"})
 			return err
 		},
 	}
