@@ -23,7 +23,9 @@ func (d *chatDoor) decode(_ *http.Request, body []byte, lim limits) (*llm.Reques
 	return req.Request(), nil
 }
 
-func (*chatDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) { openai.WriteError(w, e) }
+func (*chatDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+	openai.WriteError(w, e)
+}
 
 func (*chatDoor) visible(d *llm.Delta) bool { return openai.Visible(d) }
 

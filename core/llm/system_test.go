@@ -5,7 +5,9 @@ import (
 	"testing"
 )
 
-func msg(role string) Message { return Message{Role: role, Parts: []Part{{Kind: PartText, Text: role}}} }
+func msg(role string) Message {
+	return Message{Role: role, Parts: []Part{{Kind: PartText, Text: role}}}
+}
 
 func TestSplitSystem(t *testing.T) {
 	sys, dev, user, asst := msg(RoleSystem), msg(RoleDeveloper), msg(RoleUser), msg(RoleAssistant)
