@@ -120,6 +120,10 @@ func (s *Server) Pending() int {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Request-Id", "req_fake_"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if r.URL.Path == "/v1/messages/count_tokens" && r.Method == http.MethodPost {
+		s.countTokens(w, r)
+		return
+	}
 	if r.URL.Path != "/v1/messages" {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "not_found_error", Message: "Not found"})
 		return
@@ -267,4 +271,28 @@ func Join(lists ...[]Event) []Event {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// CountedTokens is what the fake's count_tokens answers for a body: one token per four bytes,
+// a stand-in that tests can compute too.
+func CountedTokens(body []byte) int { return (len(body) + 3) / 4 }
+
+// countTokens serves POST /v1/messages/count_tokens: the Messages body without max_tokens,
+// checked as the API checks it.
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := &Request{Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
+	_ = json.Unmarshal(body, &req.Parsed)
+	req.Rejected = ValidateHeaders(r.Header, s.APIKey)
+	if req.Rejected == nil {
+		req.Rejected = ValidateCountBody(body)
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+	if req.Rejected != nil {
+		writeError(w, req.Rejected)
+		return
+	}
+	writeJSON(w, http.StatusOK, `{"input_tokens":`+strconv.Itoa(CountedTokens(body))+`}`)
 }

@@ -57,8 +57,11 @@ func TestValidation(t *testing.T) {
 		{"unknown version", http.Header{"X-Api-Key": {APIKey}, "Anthropic-Version": {"2099-01-01"}}, goodBody, 400, "invalid_request_error", "anthropic-version"},
 		{"no max_tokens", nil, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "max_tokens: Field required"},
 		{"no model", nil, `{"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "model: Field required"},
-		{"system role in messages", nil, `{"model":"m","max_tokens":5,"messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", `Unexpected role "system"`},
-		{"tool role", nil, `{"model":"m","max_tokens":5,"messages":[{"role":"tool","content":"s"}]}`, 400, "invalid_request_error", "Input should be 'user' or 'assistant'"},
+		// The API takes system instructions inside messages too (Claude Code sends them so),
+		// as text only.
+		{"ok: system role in messages", nil, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},{"role":"system","content":"s"}]}`, 200, "", ""},
+		{"system message with a tool block", nil, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"tool_result","tool_use_id":"x"}]}]}`, 400, "invalid_request_error", "system.0.type"},
+		{"tool role", nil, `{"model":"m","max_tokens":5,"messages":[{"role":"tool","content":"s"}]}`, 400, "invalid_request_error", "Input should be 'user', 'assistant' or 'system'"},
 		{"temperature above 1", nil, `{"model":"m","max_tokens":5,"temperature":1.5,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "temperature"},
 		{"unknown field", nil, `{"model":"m","max_tokens":5,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "stream_options: Extra inputs are not permitted"},
 		{"empty text", nil, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, 400, "invalid_request_error", "non-empty"},

@@ -79,6 +79,35 @@ var topLevel = map[string]bool{
 	"model": true, "max_tokens": true, "messages": true, "system": true, "temperature": true,
 	"top_p": true, "top_k": true, "stop_sequences": true, "stream": true, "tools": true,
 	"tool_choice": true, "metadata": true, "thinking": true, "service_tier": true,
+	// newer fields, each behind its beta where it has one
+	"context_management": true, "output_config": true, "output_format": true, "container": true,
+	"mcp_servers": true, "inference_geo": true, "speed": true, "cache_control": true, "diagnostics": true,
+}
+
+// serverBlocks are the blocks of server tools (Anthropic runs them), which a client sends
+// back as Anthropic gave them; the fake checks only their type.
+var serverBlocks = map[string]bool{
+	"server_tool_use": true, "web_search_tool_result": true, "web_fetch_tool_result": true,
+	"code_execution_tool_result": true, "bash_code_execution_tool_result": true,
+	"text_editor_code_execution_tool_result": true, "mcp_tool_use": true, "mcp_tool_result": true,
+	"container_upload": true, "tool_search_tool_result": true,
+}
+
+// ValidateCountBody checks a count_tokens body: a Messages body that carries no output
+// maximum, sampling or stream.
+func ValidateCountBody(body []byte) *APIError {
+	var req map[string]json.RawMessage
+	if json.Unmarshal(body, &req) != nil || req == nil {
+		return invalid("The request body is not valid JSON")
+	}
+	for _, k := range []string{"max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata"} {
+		if _, ok := req[k]; ok {
+			return invalid("%s: Extra inputs are not permitted", k)
+		}
+	}
+	req["max_tokens"] = json.RawMessage("1")
+	full, _ := json.Marshal(req)
+	return ValidateBody(full, Direct)
 }
 
 // ValidateBody checks a Messages request body the way the API does, as far as the gateway's
@@ -193,9 +222,21 @@ func validateTools(raw json.RawMessage) ([]string, *APIError) {
 	}
 	var names []string
 	for i, t := range tools {
+		var kind string
+		_ = json.Unmarshal(t["type"], &kind)
+		if kind != "" && kind != "custom" {
+			// A server tool (web_search_20250305, bash_20250124, ...): Anthropic runs it.
+			var name string
+			if json.Unmarshal(t["name"], &name) != nil || name == "" {
+				return nil, invalid("tools.%d.%s.name: Field required", i, kind)
+			}
+			names = append(names, name)
+			continue
+		}
 		for k := range t {
 			switch k {
-			case "name", "description", "input_schema", "cache_control", "type", "strict":
+			case "name", "description", "input_schema", "cache_control", "type", "strict",
+				"defer_loading", "input_examples", "allowed_callers", "eager_input_streaming":
 			default:
 				return nil, invalid("tools.%d.custom.%s: Extra inputs are not permitted", i, k)
 			}
@@ -278,9 +319,17 @@ func validateMessages(raw json.RawMessage) *APIError {
 		switch m.Role {
 		case "user", "assistant":
 		case "system":
-			return invalid("messages: Unexpected role \"system\". The Messages API accepts a top-level `system` parameter, not \"system\" as an input message role.")
+			// The API takes system instructions in place too (Claude Code sends them so), but
+			// only as text; they answer no tool call and make none.
+			if e := validateSystem(m.Content); e != nil {
+				return invalid("messages.%d.content: %s", i, e.Message)
+			}
+			if len(pending) > 0 {
+				return invalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, pending[0])
+			}
+			continue
 		default:
-			return invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
+			return invalid("messages.%d.role: Input should be 'user', 'assistant' or 'system'", i)
 		}
 		last := i == len(msgs)-1
 		var blocks []wireBlock
@@ -347,8 +396,18 @@ func validateMessages(raw json.RawMessage) *APIError {
 					return invalid("%s: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", p, b.ToolUseID)
 				}
 				pending = slices.DeleteFunc(pending, func(id string) bool { return id == b.ToolUseID })
+			case "image", "document", "search_result":
+				if m.Role != "user" {
+					return invalid("%s: %s blocks are only allowed in user messages", p, b.Type)
+				}
+			case "thinking", "redacted_thinking":
+				if m.Role != "assistant" {
+					return invalid("%s: %s blocks are only allowed in assistant messages", p, b.Type)
+				}
 			default:
-				return invalid("%s.type: Input tag '%s' found using 'type' does not match any of the expected tags", p, b.Type)
+				if !serverBlocks[b.Type] {
+					return invalid("%s.type: Input tag '%s' found using 'type' does not match any of the expected tags", p, b.Type)
+				}
 			}
 		}
 		if len(pending) > 0 {
