@@ -70,11 +70,11 @@ func (c completionCall) idPrefix() string { return "cmpl-" }
 
 func (g *Gateway) serveChat(w *trackingWriter, r *http.Request, rc *requestCtx) {
 	rc.endpoint = "chat"
-	body, oe := g.readBody(w, r)
-	if oe != nil {
-		g.refuse(w, rc, oe)
+	body, release, ok := g.receive(w, r, rc)
+	if !ok {
 		return
 	}
+	defer release()
 	req, oe := openai.DecodeChat(body, g.limits)
 	if oe != nil {
 		g.refuse(w, rc, oe)
@@ -96,11 +96,11 @@ func (g *Gateway) serveChat(w *trackingWriter, r *http.Request, rc *requestCtx) 
 
 func (g *Gateway) serveCompletion(w *trackingWriter, r *http.Request, rc *requestCtx) {
 	rc.endpoint = "completions"
-	body, oe := g.readBody(w, r)
-	if oe != nil {
-		g.refuse(w, rc, oe)
+	body, release, ok := g.receive(w, r, rc)
+	if !ok {
 		return
 	}
+	defer release()
 	req, oe := openai.DecodeCompletion(body)
 	if oe != nil {
 		g.refuse(w, rc, oe)
