@@ -156,8 +156,10 @@ type Limits struct {
 // Timeouts for upstream calls; zero fields take defaults (see Defaults).
 type Timeouts struct {
 	Connect Duration `yaml:"connect"`
-	// FirstByte bounds the wait for a streamed answer's first content; past it the attempt
-	// fails over.
+	// FirstByte bounds the wait for the start of an answer; past it the attempt fails over.
+	// For a stream that is its first content; for a non-stream answer its response headers,
+	// which most providers send only with the finished answer, so there it bounds the whole
+	// generation.
 	FirstByte Duration `yaml:"first_byte"`
 	// Idle bounds the gap between two streamed events once output has begun.
 	Idle Duration `yaml:"idle"`

@@ -227,3 +227,63 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 		}
 	}
 }
+
+// smallBuffers shrinks the send buffer of every accepted connection, so that a client that
+// does not read blocks the gateway's writes after a few kilobytes rather than megabytes.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// A stream whose client never reads blocks the gateway's writes once the TCP window is
+// full. total must still end the attempt and free its slot.
+func TestStreamToClientThatNeverReadsEndsAtTotal(t *testing.T) {
+	g := newGateway(t, `
+limits: {max_in_flight: 1}
+timeouts: {total: 500ms}
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`)
+	url := serveLikeLocal(t, g, func(l net.Listener) net.Listener { return smallBuffers{l} })
+	// The echo of two megabytes of words, far beyond what the socket buffers hold.
+	long := strings.TrimSpace(strings.Repeat(strings.Repeat("w", 500)+" ", 4000))
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"` + long + `"}]}`
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	// The headers, which prove the stream holds the one slot; then the client reads no more.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 64), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the stream did not start: %v %v", resp, err)
+	}
+
+	waitFor(t, func() bool {
+		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode == 200
+	}, "the slot of a stream whose client never reads was not freed after total")
+	attempts := g.logs.Attempts(t, 2)
+	var stream map[string]any
+	for _, a := range attempts {
+		if a["stream"] == true {
+			stream = a
+		}
+	}
+	if stream == nil || stream["outcome"] != "client_closed" && stream["error_class"] != "timeout" {
+		t.Errorf("the stream's attempt: %v", stream)
+	}
+}
