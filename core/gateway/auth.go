@@ -17,9 +17,8 @@ func (g *Gateway) authenticate(r *http.Request) (*config.Key, *openai.Error) {
 	if g.open {
 		return nil, nil
 	}
-	h := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
 		return nil, &openai.Error{Status: http.StatusUnauthorized, Type: openai.TypeAuthentication, Code: "missing_api_key",
 			Message: "Missing bearer authentication in header: send Authorization: Bearer <gateway key>"}
 	}
@@ -35,6 +34,18 @@ func (g *Gateway) authenticate(r *http.Request) (*config.Key, *openai.Error) {
 			Message: "Incorrect API key provided"}
 	}
 	return &g.keys[match], nil
+}
+
+// bearerToken returns the credentials of a Bearer authorization. The scheme is
+// case-insensitive and may be followed by several spaces (RFC 9110 section 11.4: credentials =
+// auth-scheme [ 1*SP ...]); clients and proxies that send "bearer" exist.
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimLeft(token, " ")
+	return token, token != ""
 }
 
 // allowsModel applies the key's model globs.

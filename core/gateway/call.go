@@ -70,11 +70,11 @@ func (c completionCall) idPrefix() string { return "cmpl-" }
 
 func (g *Gateway) serveChat(w *trackingWriter, r *http.Request, rc *requestCtx) {
 	rc.endpoint = "chat"
-	body, oe := g.readBody(w, r)
-	if oe != nil {
-		g.refuse(w, rc, oe)
+	body, release, ok := g.receive(w, r, rc)
+	if !ok {
 		return
 	}
+	defer release()
 	req, oe := openai.DecodeChat(body, g.limits)
 	if oe != nil {
 		g.refuse(w, rc, oe)
@@ -96,11 +96,11 @@ func (g *Gateway) serveChat(w *trackingWriter, r *http.Request, rc *requestCtx) 
 
 func (g *Gateway) serveCompletion(w *trackingWriter, r *http.Request, rc *requestCtx) {
 	rc.endpoint = "completions"
-	body, oe := g.readBody(w, r)
-	if oe != nil {
-		g.refuse(w, rc, oe)
+	body, release, ok := g.receive(w, r, rc)
+	if !ok {
 		return
 	}
+	defer release()
 	req, oe := openai.DecodeCompletion(body)
 	if oe != nil {
 		g.refuse(w, rc, oe)
@@ -120,15 +120,14 @@ func (g *Gateway) serveCompletion(w *trackingWriter, r *http.Request, rc *reques
 	g.run(w, r, rc, m, completionCall{req})
 }
 
+// lookup finds the model the key asked for. A model the key may not use gets the very answer
+// of one that does not exist (OpenAI's own wording covers both), so a key cannot learn which
+// models the gateway serves to others.
 func (g *Gateway) lookup(name string, rc *requestCtx) (*model, *openai.Error) {
 	m, ok := g.models[name]
-	if !ok {
+	if !ok || !allowsModel(rc.key, name) {
 		return nil, &openai.Error{Status: http.StatusNotFound, Type: openai.TypeNotFound, Param: "model", Code: "model_not_found",
-			Message: "The model `" + name + "` does not exist on this gateway. GET /v1/models lists the models you can use."}
-	}
-	if !allowsModel(rc.key, name) {
-		return nil, &openai.Error{Status: http.StatusForbidden, Type: openai.TypePermission, Param: "model", Code: "model_not_allowed",
-			Message: "This key may not use the model `" + name + "`."}
+			Message: "The model `" + name + "` does not exist or you do not have access to it. GET /v1/models lists the models you can use."}
 	}
 	return m, nil
 }

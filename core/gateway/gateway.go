@@ -1,6 +1,6 @@
-// Package gateway is the http.Handler every platform serves: authenticate, decode strictly,
-// plan routes, attempt them with failover before any output, answer in JSON or SSE, and log
-// each attempt.
+// Package gateway is the http.Handler every platform serves: authenticate, receive the body
+// within its size and time limits, take an in-flight slot, decode strictly, plan routes,
+// attempt them with failover before any output, answer in JSON or SSE, and log each attempt.
 package gateway
 
 import (
@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,7 @@ type Gateway struct {
 	state     routestate.Reader
 	limits    openai.Limits
 	maxBody   int64
+	bodyTime  time.Duration
 	maxIn     int64
 	inFlight  atomic.Int64
 	started   int64
@@ -92,6 +94,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		now:       opt.Now,
 		state:     opt.RouteState,
 		maxBody:   cfg.Limits.MaxBodyBytes,
+		bodyTime:  cfg.Limits.BodyReadTimeout.D(),
 		maxIn:     int64(cfg.Limits.MaxInFlight),
 		limits:    openai.Limits{MaxMessages: cfg.Limits.MaxMessages, MaxTools: cfg.Limits.MaxTools},
 		models:    make(map[string]*model, len(cfg.Models)),
@@ -109,6 +112,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	if g.maxIn <= 0 {
 		g.maxIn = config.DefaultMaxInFlight
+	}
+	if g.bodyTime <= 0 {
+		g.bodyTime = config.DefaultBodyReadTimeout
 	}
 	g.started = g.now().Unix()
 	client := opt.HTTPClient
@@ -164,14 +170,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", rc.id)
 	tw := &trackingWriter{ResponseWriter: w}
 	defer g.recoverPanic(tw, rc)
-
-	if n := g.inFlight.Add(1); n > g.maxIn {
-		g.inFlight.Add(-1)
-		(&openai.Error{Status: http.StatusTooManyRequests, Type: openai.TypeRateLimit, Code: "gateway_busy", RetryAfter: "1",
-			Message: "this gateway instance is at its limit of concurrent requests; retry shortly"}).Write(tw)
-		return
-	}
-	defer g.inFlight.Add(-1)
 
 	key, oe := g.authenticate(r)
 	if oe != nil {
@@ -229,21 +227,120 @@ func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 		Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + allow}).Write(w)
 }
 
-// readBody reads the whole body within the configured limit. The Content-Type is not
-// checked: the body must be JSON either way, and `curl -d` sends a form type.
+// receive reads the request body, then takes one of the instance's in-flight slots for the
+// work the request makes it do; the caller calls release when that is done. When either fails
+// the client has its answer and ok is false.
+//
+// The slot is taken only once the body is in. A client that trickles its body (a byte every
+// few seconds) then holds a goroutine and what it has sent so far, bounded by max_body_bytes
+// and body_read_timeout, but never a slot: otherwise as many such clients as there are slots
+// would turn everyone else away with 429s, and by reconnecting keep doing so whatever the
+// timeout. Memory is not what the slot guards (a slot taken first would bound
+// bodies only as max_in_flight × max_body_bytes, gigabytes at the defaults); it bounds decoding
+// and upstream work, which start here. Only clients with a valid key get this far.
+func (g *Gateway) receive(w *trackingWriter, r *http.Request, rc *requestCtx) (body []byte, release func(), ok bool) {
+	body, oe := g.readBody(w, r)
+	if oe != nil {
+		g.refuse(w, rc, oe)
+		return nil, nil, false
+	}
+	if n := g.inFlight.Add(1); n > g.maxIn {
+		g.inFlight.Add(-1)
+		(&openai.Error{Status: http.StatusTooManyRequests, Type: openai.TypeRateLimit, Code: "gateway_busy", RetryAfter: "1",
+			Message: "this gateway instance is at its limit of concurrent requests; retry shortly"}).Write(w)
+		return nil, nil, false
+	}
+	return body, func() { g.inFlight.Add(-1) }, true
+}
+
+// errBodyTimeout is a body that did not arrive within body_read_timeout.
+var errBodyTimeout = errors.New("the request body did not arrive in time")
+
+// readBody reads the whole body within the configured size and time limits. The Content-Type
+// is not checked: the body must be JSON either way, and `curl -d` sends a form type.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *openai.Error) {
+	if oe := identityOnly(w, r); oe != nil {
+		return nil, oe
+	}
 	if r.ContentLength > g.maxBody {
 		return nil, tooLarge(g.maxBody)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(g.maxBody)
-		}
+	if r.Body == nil { // a request built by hand rather than by a server
+		r.Body = http.NoBody
+	}
+	body, err := g.readWithin(w, io.LimitReader(r.Body, g.maxBody+1))
+	switch {
+	case errors.Is(err, errBodyTimeout) || errors.Is(err, os.ErrDeadlineExceeded):
+		// The rest of the body may still be on its way: the connection cannot carry another
+		// request.
+		w.Header().Set("Connection", "close")
+		return nil, &openai.Error{Status: http.StatusRequestTimeout, Type: openai.TypeInvalidRequest, Code: "request_timeout",
+			Message: "the request body did not arrive within " + g.bodyTime.String() + " (limits.body_read_timeout)"}
+	case err != nil:
 		return nil, openai.BadRequest("", "could not read the request body: "+err.Error())
+	case int64(len(body)) > g.maxBody:
+		return nil, tooLarge(g.maxBody)
 	}
 	return body, nil
+}
+
+// readWithin reads body to its end within body_read_timeout. Where the platform's writer
+// takes a read deadline (net/http's does: the local server, and Cloud Functions, whose
+// http.Server belongs to functions-framework) the connection enforces it, and a stalled read
+// returns at the deadline. Elsewhere (Lambda hands over the body whole; writers that hide the
+// connection) a timer gives up on the read instead, leaving it to end when the platform closes
+// the body.
+func (g *Gateway) readWithin(w http.ResponseWriter, body io.Reader) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTime)); err == nil {
+		b, err := io.ReadAll(body)
+		if err == nil {
+			// At once: after the body net/http keeps reading the connection to notice a
+			// client that leaves, and a deadline passing then would cancel the request.
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return b, err
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(body)
+		done <- result{b, err}
+	}()
+	timer := time.NewTimer(g.bodyTime)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-timer.C:
+		return nil, errBodyTimeout
+	}
+}
+
+// identityOnly refuses a body sent with a content coding. The gateway does not inflate
+// request bodies (JSON this small gains little, and inflating lets a few bytes cost a lot of
+// memory), and reading a compressed body as JSON would answer with a baffling parse error.
+// RFC 9110 section 15.5.16: a 415 for a coding names the acceptable ones in Accept-Encoding.
+func identityOnly(w http.ResponseWriter, r *http.Request) *openai.Error {
+	for _, v := range r.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			c = strings.TrimSpace(c)
+			if c == "" || strings.EqualFold(c, "identity") {
+				continue
+			}
+			named := "Content-Encoding: " + c
+			if len(c) > 32 || !tokenChars(c) {
+				named = "A Content-Encoding other than identity"
+			}
+			w.Header().Set("Accept-Encoding", "identity")
+			return &openai.Error{Status: http.StatusUnsupportedMediaType, Type: openai.TypeInvalidRequest, Code: "unsupported_content_encoding",
+				Message: named + " is not supported: send the request body uncompressed"}
+		}
+	}
+	return nil
 }
 
 func tooLarge(limit int64) *openai.Error {

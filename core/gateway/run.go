@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"time"
 
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -42,20 +44,68 @@ func (g *Gateway) refuse(w http.ResponseWriter, rc *requestCtx, oe *openai.Error
 	g.logRequest(rc, oe.Status, "", oe)
 }
 
+// attemptClock bounds one attempt with the model's timeouts: total from its start to its end,
+// first_byte until the answer begins. Either ends the attempt by cancelling its context with
+// itself as the cause.
+type attemptClock struct {
+	cancel    context.CancelCauseFunc // cancels with a cause; idle uses it too
+	stopTotal context.CancelFunc
+	firstByte *time.Timer
+	deadline  time.Time // when total runs out
+}
+
+// startAttempt starts the clocks of an attempt. Total is the context's deadline, so an
+// upstream that honours deadlines (gRPC sends it along) sees it too.
+func startAttempt(parent context.Context, t config.Timeouts) (context.Context, *attemptClock) {
+	ctx, cancel := context.WithCancelCause(parent)
+	deadline := time.Now().Add(t.Total.D())
+	ctx, stopTotal := context.WithDeadlineCause(ctx, deadline, errTotalTimeout)
+	return ctx, &attemptClock{
+		cancel:    cancel,
+		stopTotal: stopTotal,
+		firstByte: time.AfterFunc(t.FirstByte.D(), func() { cancel(providers.ErrFirstByteTimeout) }),
+		deadline:  deadline,
+	}
+}
+
+// began stops the first-byte clock: the answer has started.
+func (c *attemptClock) began() { c.firstByte.Stop() }
+
+// onHeaders returns ctx set to stop the first-byte clock when an HTTP response begins (its
+// status line arrives). A non-stream answer has nothing to show before its body, so its
+// headers are the first byte; once they are in, the body has what remains of total.
+//
+// The hook sees every HTTP exchange made under ctx, so a credentials fetch made on the way
+// (AWS, Google) stops the clock early, leaving total to bound the call. Providers that do not
+// speak net/http give no such signal (Vertex Gemini's gRPC, the mock), and first_byte bounds
+// their whole call, which for a unary gRPC call is the same thing: its headers come with the
+// answer.
+func (c *attemptClock) onHeaders(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: c.began})
+}
+
+// stop ends the attempt: the clocks stop and its context is cancelled, which releases the
+// upstream call.
+func (c *attemptClock) stop() {
+	c.firstByte.Stop()
+	c.stopTotal()
+	c.cancel(nil)
+}
+
 // runOnce serves a non-streaming request, failing over while the failure allows and
 // attempts remain.
 func (g *Gateway) runOnce(w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call, routes []*route) {
 	for i, rt := range routes {
-		ctx, cancel := context.WithTimeoutCause(r.Context(), m.timeouts.Total.D(), errTotalTimeout)
+		ctx, clock := startAttempt(r.Context(), m.timeouts)
 		t0 := time.Now()
-		comp, err := c.once(ctx, rt)
+		comp, err := c.once(clock.onHeaders(ctx), rt)
 		took := time.Since(t0)
 		rc.upstream += took
 		rc.attempts++
 		a := g.newAttempt(rc, rt, i)
 		a.Latency = took
 		if err == nil {
-			cancel()
+			clock.stop()
 			a.Outcome = OutcomeOK
 			a.setUsage(&comp.Usage, m.cfg.Price, rc)
 			g.logAttempt(a)
@@ -63,7 +113,7 @@ func (g *Gateway) runOnce(w *trackingWriter, r *http.Request, rc *requestCtx, m 
 			return
 		}
 		pe := g.upstreamError(ctx, err, rt)
-		cancel()
+		clock.stop()
 		if !g.failedBeforeOutput(w, r, rc, rt, a, pe, i+1 < len(routes)) {
 			return
 		}

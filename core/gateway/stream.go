@@ -23,9 +23,9 @@ func (g *Gateway) runStream(w *trackingWriter, r *http.Request, rc *requestCtx, 
 	for i, rt := range routes {
 		rc.attempts++
 		a := g.newAttempt(rc, rt, i)
-		ctx, cancel := context.WithCancelCause(r.Context())
-		total := time.AfterFunc(m.timeouts.Total.D(), func() { cancel(errTotalTimeout) })
-		firstByte := time.AfterFunc(m.timeouts.FirstByte.D(), func() { cancel(providers.ErrFirstByteTimeout) })
+		// first_byte runs until the first visible delta, not just the response headers: a
+		// stream's headers say nothing about whether content will follow.
+		ctx, clock := startAttempt(r.Context(), m.timeouts)
 
 		t0 := time.Now()
 		var usage openai.Usage
@@ -45,22 +45,21 @@ func (g *Gateway) runStream(w *trackingWriter, r *http.Request, rc *requestCtx, 
 				break
 			}
 		}
-		firstByte.Stop()
+		clock.began()
 		waited := time.Since(t0)
 		rc.upstream += waited
 
 		if err == nil {
 			a.TTFT = waited
-			g.streamCommitted(ctx, cancel, total, w, r, rc, m, c, rt, a, st, &first, &usage)
+			g.streamCommitted(ctx, clock, w, r, rc, m, c, rt, a, st, &first, &usage)
 			return
 		}
 
-		total.Stop()
 		if st != nil {
 			st.Close()
 		}
 		pe := g.upstreamError(ctx, err, rt)
-		cancel(nil)
+		clock.stop()
 		a.Latency = waited
 		a.setUsage(&usage, m.cfg.Price, rc)
 		if !g.failedBeforeOutput(w, r, rc, rt, a, pe, i+1 < len(routes)) {
@@ -70,11 +69,10 @@ func (g *Gateway) runStream(w *trackingWriter, r *http.Request, rc *requestCtx, 
 }
 
 // streamCommitted sends the stream of a committed attempt to its end.
-func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCauseFunc, total *time.Timer,
+func (g *Gateway) streamCommitted(ctx context.Context, clock *attemptClock,
 	w *trackingWriter, r *http.Request, rc *requestCtx, m *model, c call, rt *route, a *AttemptRecord,
 	st providers.Stream, first *openai.Delta, usage *openai.Usage) {
-	defer total.Stop()
-	defer cancel(nil)
+	defer clock.stop()
 	defer st.Close()
 	committed := time.Now()
 
@@ -86,12 +84,12 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 	w.sse = true
 	w.WriteHeader(http.StatusOK)
 
-	sw := newSSEWriter(w, c.chunkEncoder(c.idPrefix()+randomID(24), g.now().Unix(), rc.model))
+	sw := newSSEWriter(w, c.chunkEncoder(c.idPrefix()+randomID(24), g.now().Unix(), rc.model), clock.deadline)
 	pending, _ := st.(providers.Pending)
 	werr := sw.delta(first, true, pending)
 
 	idleAfter := m.timeouts.Idle.D()
-	idle := time.AfterFunc(idleAfter, func() { cancel(providers.ErrIdleTimeout) })
+	idle := time.AfterFunc(idleAfter, func() { clock.cancel(providers.ErrIdleTimeout) })
 	idle.Stop()
 	defer idle.Stop()
 
@@ -150,6 +148,13 @@ func (g *Gateway) streamCommitted(ctx context.Context, cancel context.CancelCaus
 
 // sseWriter writes and flushes one event at a time: neither the gateway nor the platform
 // holds tokens back.
+//
+// Its writes carry the attempt's total deadline where the platform's writer takes one
+// (net/http's does; the deadline is absolute, so once covers every write, and net/http clears
+// it after the request). A client that stops reading fills its TCP window and blocks the
+// write; only a deadline returns it, so the attempt ends at total on the client's side as on
+// the upstream's, and its slot is freed. Lambda's writer takes none; there the function
+// timeout ends the invocation.
 type sseWriter struct {
 	w        http.ResponseWriter
 	rc       *http.ResponseController
@@ -159,8 +164,10 @@ type sseWriter struct {
 	buf      []byte
 }
 
-func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), enc: enc, buf: make([]byte, 0, 512)}
+func newSSEWriter(w http.ResponseWriter, enc *openai.ChunkEncoder, deadline time.Time) *sseWriter {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(deadline) // http.ErrNotSupported: see above
+	return &sseWriter{w: w, rc: rc, enc: enc, buf: make([]byte, 0, 512)}
 }
 
 // delta writes one chunk; it flushes unless the upstream already has the next event in hand.

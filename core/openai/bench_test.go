@@ -1,6 +1,9 @@
 package openai
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // A typical agent request: a system prompt, a few turns, a tool round trip and two tools.
 const benchChat = `{"model":"gw/model","max_completion_tokens":512,"temperature":0.2,"stream":true,"stream_options":{"include_usage":true},
@@ -21,6 +24,20 @@ func BenchmarkDecodeChat(b *testing.B) {
 	for b.Loop() {
 		if _, err := DecodeChat(body, Limits{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckKeys is the share of BenchmarkDecodeChat spent refusing case-folded and
+// repeated keys.
+func BenchmarkCheckKeys(b *testing.B) {
+	body := []byte(benchChat)
+	t := reflect.TypeFor[ChatRequest]()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if e := checkKeys(body, t, ""); e != nil {
+			b.Fatal(e)
 		}
 	}
 }

@@ -95,6 +95,13 @@ func (e *Error) Write(w http.ResponseWriter) {
 type FieldError struct {
 	Param   string
 	Message string
+	Code    string // "" is sent as null
+}
+
+func (e *FieldError) badRequest() *Error {
+	oe := BadRequest(e.Param, e.Message)
+	oe.Code = e.Code
+	return oe
 }
 
 func (e *FieldError) Error() string { return e.Message }
