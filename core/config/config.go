@@ -151,13 +151,18 @@ type Limits struct {
 	MaxTools     int   `yaml:"max_tools"`
 	// MaxInFlight caps concurrent requests per instance (429 beyond it); 0 means the default.
 	MaxInFlight int `yaml:"max_in_flight"`
+	// BodyReadTimeout bounds the time to receive a request body (408 beyond it); 0 means the
+	// default.
+	BodyReadTimeout Duration `yaml:"body_read_timeout"`
 }
 
 // Timeouts for upstream calls; zero fields take defaults (see Defaults).
 type Timeouts struct {
 	Connect Duration `yaml:"connect"`
-	// FirstByte bounds the wait for a streamed answer's first content; past it the attempt
-	// fails over.
+	// FirstByte bounds the wait for the start of an answer; past it the attempt fails over.
+	// For a stream that is its first content; for a non-stream answer its response headers,
+	// which most providers send only with the finished answer, so there it bounds the whole
+	// generation.
 	FirstByte Duration `yaml:"first_byte"`
 	// Idle bounds the gap between two streamed events once output has begun.
 	Idle Duration `yaml:"idle"`
@@ -169,10 +174,13 @@ type Timeouts struct {
 const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultMaxInFlight  = 1000
-	DefaultConnect      = 5 * time.Second
-	DefaultFirstByte    = 60 * time.Second
-	DefaultIdle         = 60 * time.Second
-	DefaultTotal        = 10 * time.Minute
+	// DefaultBodyReadTimeout lets a full 4 MB body arrive at 1.2 Mbit/s, and holds a client
+	// that trickles its body no longer.
+	DefaultBodyReadTimeout = 30 * time.Second
+	DefaultConnect         = 5 * time.Second
+	DefaultFirstByte       = 60 * time.Second
+	DefaultIdle            = 60 * time.Second
+	DefaultTotal           = 10 * time.Minute
 )
 
 // Merge returns t with zero fields taken from base.

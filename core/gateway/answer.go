@@ -12,7 +12,7 @@ import (
 func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, m *model, req *llm.Request, routes []*route) {
 	for i, rt := range routes {
 		a := g.begin(r, rc, m, rt, i)
-		ans, err := rt.provider.Generate(a.ctx, req, rt.target)
+		ans, err := rt.provider.Generate(a.onHeaders(), req, rt.target)
 		took := a.arrived()
 		rc.upstream += took
 		a.rec.Latency = took

@@ -21,17 +21,16 @@ const HeaderTokenCount = "X-Fngate-Token-Count"
 // serves, but a client must be able to tell.
 func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	d := &messagesDoor{}
-	rc, release, ok := g.admit(w, r, d)
+	rc, ok := g.admit(w, r, d)
+	if !ok {
+		return
+	}
+	rc.endpoint = "count_tokens"
+	body, release, ok := g.receive(w, r, d, rc)
 	if !ok {
 		return
 	}
 	defer release()
-	rc.endpoint = "count_tokens"
-	body, oe := g.readBody(w, r)
-	if oe != nil {
-		g.refuse(w, d, rc, oe)
-		return
-	}
 	req, oe := messages.DecodeCountTokens(body, r.Header, messages.Limits{MaxMessages: g.limits.maxMessages, MaxTools: g.limits.maxTools})
 	if oe != nil {
 		g.refuse(w, d, rc, oe)

@@ -130,7 +130,12 @@ models:
 		{"not bearer", "Basic gw-key-for-tests-1", 401, "authentication_error"},
 		{"wrong key", "Bearer gw-key-for-tests-3", 401, "authentication_error"},
 		{"hashed key", "Bearer gw-key-for-tests-1", 200, ""},
-		{"value key, model not allowed", "Bearer gw-key-for-tests-2", 403, "permission_error"},
+		{"scheme in lower case", "bearer gw-key-for-tests-1", 200, ""},
+		{"scheme in upper case", "BEARER gw-key-for-tests-1", 200, ""},
+		{"several spaces after the scheme", "Bearer   gw-key-for-tests-1", 200, ""},
+		{"scheme without a key", "Bearer ", 401, "authentication_error"},
+		{"scheme glued to the key", "Bearergw-key-for-tests-1", 401, "authentication_error"},
+		{"value key, model not allowed", "Bearer gw-key-for-tests-2", 404, "not_found_error"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,6 +166,33 @@ models:
 	}
 	if strings.Contains(g.logs.String(), "gw-key-for-tests") {
 		t.Errorf("a gateway key reached the logs:\n%s", g.logs)
+	}
+}
+
+// A key must not tell the models it may not use from the models that do not exist: both get
+// the same 404, word for word but the name.
+func TestDisallowedModelLooksNonexistent(t *testing.T) {
+	g := newGateway(t, `
+keys:
+  - {name: narrow, value: gw-key-for-tests-4, models: ["mock/e*"]}
+connections:
+  mock: {kind: mock}
+models:
+  mock/echo: {routes: [{connection: mock, model: echo}]}
+  mock/lorem: {routes: [{connection: mock, model: lorem}]}
+`)
+	answer := func(model string) (int, string) {
+		r := g.Chat(t, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer gw-key-for-tests-4")
+		r.ErrorObject(t)
+		return r.Status, strings.ReplaceAll(string(r.Body), model, "MODEL")
+	}
+	hiddenStatus, hidden := answer("mock/lorem")
+	absentStatus, absent := answer("mock/nothing")
+	if hiddenStatus != 404 || absentStatus != 404 || hidden != absent {
+		t.Errorf("a model the key may not use answers\n%d %s\nand one that does not exist\n%d %s", hiddenStatus, hidden, absentStatus, absent)
+	}
+	if !strings.Contains(hidden, `"code":"model_not_found"`) || !strings.Contains(hidden, `"param":"model"`) {
+		t.Errorf("not a model_not_found error: %s", hidden)
 	}
 }
 

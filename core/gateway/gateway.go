@@ -69,6 +69,7 @@ type Gateway struct {
 	state     routestate.Reader
 	limits    limits
 	maxBody   int64
+	bodyTime  time.Duration
 	maxIn     int64
 	inFlight  atomic.Int64
 	started   int64
@@ -108,6 +109,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		now:       opt.Now,
 		state:     opt.RouteState,
 		maxBody:   cfg.Limits.MaxBodyBytes,
+		bodyTime:  cfg.Limits.BodyReadTimeout.D(),
 		maxIn:     int64(cfg.Limits.MaxInFlight),
 		limits:    limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
 		models:    make(map[string]*model, len(cfg.Models)),
@@ -125,6 +127,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	}
 	if g.maxIn <= 0 {
 		g.maxIn = config.DefaultMaxInFlight
+	}
+	if g.bodyTime <= 0 {
+		g.bodyTime = config.DefaultBodyReadTimeout
 	}
 	g.started = g.now().Unix()
 	client := opt.HTTPClient

@@ -23,11 +23,10 @@ func errorDoor(r *http.Request) door {
 // as Claude Code's gateway model discovery sends; in OpenAI's otherwise.
 func (g *Gateway) serveModels(w http.ResponseWriter, r *http.Request) {
 	d := errorDoor(r)
-	rc, release, ok := g.admit(w, r, d)
+	rc, ok := g.admit(w, r, d)
 	if !ok {
 		return
 	}
-	defer release()
 	names := make([]string, 0, len(g.names))
 	for _, name := range g.names {
 		if allowsModel(rc.key, name) {
@@ -103,15 +102,13 @@ func (g *Gateway) serveAnthropicModels(w http.ResponseWriter, r *http.Request, r
 // serveModel answers GET /v1/models/{id} (the SDKs' models.retrieve).
 func (g *Gateway) serveModel(w http.ResponseWriter, r *http.Request) {
 	d := errorDoor(r)
-	rc, release, ok := g.admit(w, r, d)
+	rc, ok := g.admit(w, r, d)
 	if !ok {
 		return
 	}
-	defer release()
 	name := r.PathValue("id")
-	if _, known := g.models[name]; !known || !allowsModel(rc.key, name) {
-		d.writeError(w, rc, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeNotFound, Param: "model", Code: "model_not_found",
-			Message: "The model `" + name + "` does not exist on this gateway. GET /v1/models lists the models you can use."})
+	if _, err := g.lookup(name, rc); err != nil {
+		d.writeError(w, rc, err)
 		return
 	}
 	var b []byte

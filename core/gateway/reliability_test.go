@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,45 @@ func TestTotalTimeoutFailsOver(t *testing.T) {
 		t.Errorf("%v", errs)
 	}
 	waitFor(t, func() bool { return a.Canceled() == 1 }, "the timed-out upstream call was not cancelled")
+}
+
+// A non-stream attempt whose upstream sends no response headers within first_byte fails
+// over then, as a stream does, rather than after total.
+func TestNonStreamFirstByteFailsOver(t *testing.T) {
+	g, a, _ := newPair(t) // first_byte 300ms, total the default 10m
+	a.Enqueue(openaifake.Reply{StallBeforeHeaders: 10 * time.Second})
+	r := g.Chat(t, `{`+hello+`}`)
+	if r.Status != 200 || r.Header.Get("X-Fngate-Route") != "b/model-b" {
+		t.Fatalf("%d %q %s", r.Status, r.Header.Get("X-Fngate-Route"), r.Body)
+	}
+	if errs := g.logs.Lines(t, "provider_error"); len(errs) != 1 || errs[0]["error_class"] != "timeout" || errs[0]["outcome"] != "failover" {
+		t.Errorf("%v", errs)
+	}
+	waitFor(t, func() bool { return a.Canceled() == 1 }, "the stalled upstream call was not cancelled")
+}
+
+// Once a non-stream answer's headers are in, first_byte is done: a body slower than it is
+// bounded by total alone.
+func TestNonStreamBodyAfterHeadersIsNotCutByFirstByte(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		select {
+		case <-time.After(1500 * time.Millisecond): // three times first_byte
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"model-a","choices":[{"index":0,"message":{"role":"assistant","content":"slow body"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`)
+	}))
+	defer slow.Close()
+	b := openaifake.New()
+	defer b.Close()
+	g := newGateway(t, fmt.Sprintf(strings.Replace(twoUpstreams, "first_byte: 300ms", "first_byte: 500ms", 1), slow.URL+"/v1", b.BaseURL()))
+	r := g.Chat(t, `{`+hello+`}`)
+	if r.Status != 200 || r.Header.Get("X-Fngate-Route") != "a/model-a" || !strings.Contains(string(r.Body), "slow body") {
+		t.Fatalf("%d %q %s", r.Status, r.Header.Get("X-Fngate-Route"), r.Body)
+	}
 }
 
 // slowWriter is a client that takes its time over every write.

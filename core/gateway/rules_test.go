@@ -118,6 +118,11 @@ func TestRequestRules(t *testing.T) {
 		{"parallel_tool_calls", body(model, `"parallel_tool_calls":false`, msgs(user)), 400, "parallel_tool_calls", "unsupported_parameter"},
 		{"refused even when null", body(model, `"seed":null`, msgs(user)), 400, "seed", "unsupported_parameter"},
 		{"unknown field", body(model, `"temprature":0.2`, msgs(user)), 400, "temprature", "unknown_parameter"},
+		// keys as a proxy in front reads them
+		{"key differing from a field by case", body(`"MODEL":"mock/echo"`, msgs(user)), 400, "MODEL", "unknown_parameter"},
+		{"nested key differing by case", body(model, msgs(`{"role":"user","Content":"hi"}`)), 400, "messages[0].Content", "unknown_parameter"},
+		{"repeated key", body(model, `"model":"priced"`, msgs(user)), 400, "model", "duplicate_parameter"},
+		{"repeated key in a tool schema", body(model, `"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","type":"string"}}}]`, msgs(user)), 400, "tools[0].function.parameters.type", "duplicate_parameter"},
 		// malformed input
 		{"malformed JSON", `{"model":"mock/echo",`, 400, "", ""},
 		{"not an object", `[1,2]`, 400, "", ""},

@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fngate/fngate/core/llm"
@@ -26,14 +28,18 @@ const statusClientClosed = 499
 func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		d := newDoor()
-		rc, release, ok := g.admit(w, r, d)
+		rc, ok := g.admit(w, r, d)
+		if !ok {
+			return
+		}
+		tw := &trackingWriter{ResponseWriter: w}
+		defer g.recoverPanic(tw, d, rc)
+		body, release, ok := g.receive(tw, r, d, rc)
 		if !ok {
 			return
 		}
 		defer release()
-		tw := &trackingWriter{ResponseWriter: w}
-		defer g.recoverPanic(tw, d, rc)
-		req, m, ok := g.prepare(tw, r, d, rc)
+		req, m, ok := g.prepare(tw, r, d, rc, body)
 		if !ok {
 			return
 		}
@@ -50,40 +56,62 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 	}
 }
 
-// admit starts a request: its id, an in-flight slot, its key. When ok is false the client
-// has been answered.
-func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, d door) (rc *requestCtx, release func(), ok bool) {
+// admit starts a request: its id and its key. When ok is false the client has been
+// answered.
+func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, d door) (rc *requestCtx, ok bool) {
 	rc = &requestCtx{start: time.Now(), now: g.now, id: requestID(r), endpoint: d.endpoint()}
 	h := w.Header()
 	h.Set("X-Request-Id", rc.id)
 	if _, anthropic := d.(*messagesDoor); anthropic {
 		h.Set("Request-Id", rc.id) // the header Anthropic's SDKs read into their errors
 	}
-	if n := g.inFlight.Add(1); n > g.maxIn {
-		g.inFlight.Add(-1)
-		d.writeError(w, rc, &llm.Error{Status: http.StatusTooManyRequests, Type: llm.TypeRateLimit, Code: "gateway_busy", RetryAfter: "1",
-			Message: "this gateway instance is at its limit of concurrent requests; retry shortly"})
-		return nil, nil, false
-	}
-	release = func() { g.inFlight.Add(-1) }
 	key, oe := g.authenticate(r)
 	if oe != nil {
-		release()
 		d.writeError(w, rc, oe)
-		return nil, nil, false
+		return nil, false
 	}
 	rc.key = key
-	return rc, release, true
+	return rc, true
 }
 
-// prepare reads and decodes the body and finds the model. When ok is false the client has
-// been answered and the request logged.
-func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx) (*llm.Request, *model, bool) {
+// receive reads the request body, then takes one of the instance's in-flight slots for the
+// work the request makes it do; the caller calls release when that is done. When either fails
+// the client has its answer and ok is false.
+//
+// The slot is taken only once the body is in. A client that trickles its body (a byte every
+// few seconds) then holds a goroutine and what it has sent so far, bounded by max_body_bytes
+// and body_read_timeout, but never a slot: otherwise as many such clients as there are slots
+// would turn everyone else away with 429s, and by reconnecting keep doing so whatever the
+// timeout. Memory is not what the slot guards (a slot taken first would bound bodies only as
+// max_in_flight × max_body_bytes, gigabytes at the defaults); it bounds decoding and upstream
+// work, which start here. Only clients with a valid key get this far.
+func (g *Gateway) receive(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx) (body []byte, release func(), ok bool) {
 	body, oe := g.readBody(w, r)
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
+	release, oe = g.slot()
+	if oe != nil {
+		d.writeError(w, rc, oe)
+		return nil, nil, false
+	}
+	return body, release, true
+}
+
+// slot takes one of the instance's in-flight slots, or answers 429 gateway_busy.
+func (g *Gateway) slot() (release func(), oe *llm.Error) {
+	if n := g.inFlight.Add(1); n > g.maxIn {
+		g.inFlight.Add(-1)
+		return nil, &llm.Error{Status: http.StatusTooManyRequests, Type: llm.TypeRateLimit, Code: "gateway_busy", RetryAfter: "1",
+			Message: "this gateway instance is at its limit of concurrent requests; retry shortly"}
+	}
+	return func() { g.inFlight.Add(-1) }, nil
+}
+
+// prepare decodes the body and finds the model. When ok is false the client has been
+// answered and the request logged.
+func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, body []byte) (*llm.Request, *model, bool) {
 	req, oe := d.decode(r, body, g.limits)
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
@@ -109,21 +137,94 @@ func (g *Gateway) refuse(w http.ResponseWriter, d door, rc *requestCtx, oe *llm.
 	g.logRequest(rc, oe.Status, "", oe)
 }
 
-// readBody reads the whole body within the configured limit. The Content-Type is not
-// checked: the body must be JSON either way, and `curl -d` sends a form type.
+// errBodyTimeout is a body that did not arrive within body_read_timeout.
+var errBodyTimeout = errors.New("the request body did not arrive in time")
+
+// readBody reads the whole body within the configured size and time limits. The Content-Type
+// is not checked: the body must be JSON either way, and `curl -d` sends a form type.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *llm.Error) {
+	if oe := identityOnly(w, r); oe != nil {
+		return nil, oe
+	}
 	if r.ContentLength > g.maxBody {
 		return nil, tooLarge(g.maxBody)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(g.maxBody)
-		}
+	if r.Body == nil { // a request built by hand rather than by a server
+		r.Body = http.NoBody
+	}
+	body, err := g.readWithin(w, io.LimitReader(r.Body, g.maxBody+1))
+	switch {
+	case errors.Is(err, errBodyTimeout) || errors.Is(err, os.ErrDeadlineExceeded):
+		// The rest of the body may still be on its way: the connection cannot carry another
+		// request.
+		w.Header().Set("Connection", "close")
+		return nil, &llm.Error{Status: http.StatusRequestTimeout, Type: llm.TypeInvalidRequest, Code: "request_timeout",
+			Message: "the request body did not arrive within " + g.bodyTime.String() + " (limits.body_read_timeout)"}
+	case err != nil:
 		return nil, llm.BadRequest("", "could not read the request body: "+err.Error())
+	case int64(len(body)) > g.maxBody:
+		return nil, tooLarge(g.maxBody)
 	}
 	return body, nil
+}
+
+// readWithin reads body to its end within body_read_timeout. Where the platform's writer
+// takes a read deadline (net/http's does: the local server, and Cloud Functions, whose
+// http.Server belongs to functions-framework) the connection enforces it, and a stalled read
+// returns at the deadline. Elsewhere (Lambda hands over the body whole; writers that hide the
+// connection) a timer gives up on the read instead, leaving it to end when the platform closes
+// the body.
+func (g *Gateway) readWithin(w http.ResponseWriter, body io.Reader) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTime)); err == nil {
+		b, err := io.ReadAll(body)
+		if err == nil {
+			// At once: after the body net/http keeps reading the connection to notice a
+			// client that leaves, and a deadline passing then would cancel the request.
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return b, err
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(body)
+		done <- result{b, err}
+	}()
+	timer := time.NewTimer(g.bodyTime)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-timer.C:
+		return nil, errBodyTimeout
+	}
+}
+
+// identityOnly refuses a body sent with a content coding. The gateway does not inflate
+// request bodies (JSON this small gains little, and inflating lets a few bytes cost a lot of
+// memory), and reading a compressed body as JSON would answer with a baffling parse error.
+// RFC 9110 section 15.5.16: a 415 for a coding names the acceptable ones in Accept-Encoding.
+func identityOnly(w http.ResponseWriter, r *http.Request) *llm.Error {
+	for _, v := range r.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			c = strings.TrimSpace(c)
+			if c == "" || strings.EqualFold(c, "identity") {
+				continue
+			}
+			named := "Content-Encoding: " + c
+			if len(c) > 32 || !tokenChars(c) {
+				named = "A Content-Encoding other than identity"
+			}
+			w.Header().Set("Accept-Encoding", "identity")
+			return &llm.Error{Status: http.StatusUnsupportedMediaType, Type: llm.TypeInvalidRequest, Code: "unsupported_content_encoding",
+				Message: named + " is not supported: send the request body uncompressed"}
+		}
+	}
+	return nil
 }
 
 func tooLarge(limit int64) *llm.Error {
@@ -131,17 +232,20 @@ func tooLarge(limit int64) *llm.Error {
 		Message: fmt.Sprintf("the request body exceeds the gateway's limit of %d bytes", limit)}
 }
 
+// lookup finds the model the key asked for. A model the key may not use gets the very answer
+// of one that does not exist (OpenAI's own wording covers both), so a key cannot learn which
+// models the gateway serves to others.
 func (g *Gateway) lookup(name string, rc *requestCtx) (*model, *llm.Error) {
 	m, ok := g.models[name]
-	if !ok {
-		return nil, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeNotFound, Param: "model", Code: "model_not_found",
-			Message: "The model `" + name + "` does not exist on this gateway. GET /v1/models lists the models you can use."}
-	}
-	if !allowsModel(rc.key, name) {
-		return nil, &llm.Error{Status: http.StatusForbidden, Type: llm.TypePermission, Param: "model", Code: "model_not_allowed",
-			Message: "This key may not use the model `" + name + "`."}
+	if !ok || !allowsModel(rc.key, name) {
+		return nil, modelNotFound(name)
 	}
 	return m, nil
+}
+
+func modelNotFound(name string) *llm.Error {
+	return &llm.Error{Status: http.StatusNotFound, Type: llm.TypeNotFound, Param: "model", Code: "model_not_found",
+		Message: "The model `" + name + "` does not exist or you do not have access to it. GET /v1/models lists the models you can use."}
 }
 
 // checkOutputMax applies the model's token rules: a priced model needs an explicit output

@@ -79,7 +79,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 	w.events = enc
 	w.WriteHeader(http.StatusOK)
 
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512)}
+	sw := newSSEWriter(w, a.deadline)
 	pending, _ := st.(llm.Pending)
 	var calls toolCalls
 	calls.delta(first)
@@ -141,10 +141,23 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 
 // sseWriter writes and flushes events: neither the gateway nor the platform holds tokens
 // back.
+//
+// Its writes carry the attempt's total deadline where the platform's writer takes one
+// (net/http's does; the deadline is absolute, so once covers every write, and net/http clears
+// it after the request). A client that stops reading fills its TCP window and blocks the
+// write; only a deadline returns it, so the attempt ends at total on the client's side as on
+// the upstream's, and its slot is freed. Lambda's writer takes none; there the function
+// timeout ends the invocation.
 type sseWriter struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	buf []byte
+}
+
+func newSSEWriter(w http.ResponseWriter, deadline time.Time) *sseWriter {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(deadline) // http.ErrNotSupported: see above
+	return &sseWriter{w: w, rc: rc, buf: make([]byte, 0, 512)}
 }
 
 // emit writes b (the events of one delta); it flushes unless the upstream already has the

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/fngate/fngate/core/llm"
@@ -25,6 +26,20 @@ func BenchmarkDecodeChat(b *testing.B) {
 	for b.Loop() {
 		if _, err := DecodeChat(body, Limits{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckKeys is the share of BenchmarkDecodeChat spent refusing case-folded and
+// repeated keys.
+func BenchmarkCheckKeys(b *testing.B) {
+	body := []byte(benchChat)
+	t := reflect.TypeFor[ChatRequest]()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if e := checkKeys(body, t, ""); e != nil {
+			b.Fatal(e)
 		}
 	}
 }

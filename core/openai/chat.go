@@ -7,6 +7,7 @@ package openai
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/fngate/fngate/core/llm"
 )
@@ -138,15 +139,13 @@ func (tc *ToolChoice) UnmarshalJSON(b []byte) error {
 		}
 		return &FieldError{Param: "tool_choice", Message: "tool_choice must be \"auto\", \"none\", \"required\" or a named function object, got " + quote(s)}
 	}
-	var obj struct {
-		Type     string `json:"type"`
-		Function *struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
+	var obj toolChoiceObject
 	d := newStrictDecoder(b)
 	if err := d.Decode(&obj); err != nil {
 		return &FieldError{Param: "tool_choice", Message: "tool_choice must be \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":...}}"}
+	}
+	if e := checkKeys(b, toolChoiceType, "tool_choice"); e != nil {
+		return &FieldError{Param: e.Param, Message: e.Message, Code: e.Code}
 	}
 	if obj.Type != "function" {
 		return &FieldError{Param: "tool_choice.type", Message: "only function tools are supported: tool_choice.type must be \"function\""}
@@ -157,6 +156,16 @@ func (tc *ToolChoice) UnmarshalJSON(b []byte) error {
 	tc.Mode, tc.Function = ToolChoiceFunction, obj.Function.Name
 	return nil
 }
+
+// toolChoiceObject is the named-function form of tool_choice.
+type toolChoiceObject struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+var toolChoiceType = reflect.TypeFor[toolChoiceObject]()
 
 // MarshalJSON writes the OpenAI wire form, so OpenAI-compatible providers can forward it as is.
 func (tc ToolChoice) MarshalJSON() ([]byte, error) {

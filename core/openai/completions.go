@@ -24,7 +24,7 @@ func (r *CompletionRequest) IncludeUsage() bool {
 func DecodeCompletion(body []byte) (*CompletionRequest, *llm.Error) {
 	req := new(CompletionRequest)
 	if e := decodeStrict(body, req); e != nil {
-		if e.Param == "prompt" {
+		if e.Param == "prompt" && e.Code == "" { // a type error, not a refused key
 			e = llm.Unsupported("prompt", "prompt must be a single string: prompt arrays and token arrays are not supported")
 		}
 		return nil, e

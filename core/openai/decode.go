@@ -51,29 +51,32 @@ func newStrictDecoder(b []byte) *json.Decoder {
 	return d
 }
 
-// decodeStrict decodes one JSON object into v, refusing unknown fields, wrong types and
-// trailing data. The typed decode is the fast path; only when it fails is the body parsed a
-// second time, generically, to name the exact parameter at fault (encoding/json reports
-// neither array indexes nor the path of an unknown field).
+// decodeStrict decodes one JSON object into v, refusing unknown fields, wrong types, keys
+// that match a field only by case, repeated keys and trailing data. The typed decode is the
+// fast path, followed by one scan of the keys (encoding/json folds case and keeps the last of
+// repeated keys without a word); only when the decode fails is the body parsed a second time,
+// generically, to name the exact parameter at fault (encoding/json reports neither array
+// indexes nor the path of an unknown field).
 func decodeStrict(body []byte, v any) *llm.Error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return llm.BadRequest("", "The request body is empty: send a JSON object.")
 	}
+	t := reflect.TypeOf(v).Elem()
 	d := newStrictDecoder(body)
 	err := d.Decode(v)
 	if err == nil {
 		if rest := bytes.TrimSpace(body[d.InputOffset():]); len(rest) > 0 {
 			return llm.BadRequest("", "We could not parse the JSON body of your request: unexpected data after the top-level object.")
 		}
-		return nil
+		return checkKeys(body, t, "")
 	}
-	return diagnose(body, reflect.TypeOf(v).Elem(), err)
+	return diagnose(body, t, err)
 }
 
 func diagnose(body []byte, t reflect.Type, decodeErr error) *llm.Error {
 	var fe *FieldError
 	if errors.As(decodeErr, &fe) {
-		return llm.BadRequest(fe.Param, fe.Message)
+		return fe.badRequest()
 	}
 	var syn *json.SyntaxError
 	if errors.As(decodeErr, &syn) {
@@ -87,6 +90,11 @@ func diagnose(body []byte, t reflect.Type, decodeErr error) *llm.Error {
 	}
 	if _, ok := generic.(map[string]any); !ok {
 		return llm.BadRequest("", "The request body must be a JSON object.")
+	}
+	// Before the walk: the generic decode kept only the last of repeated keys, and the walk
+	// matches field names exactly, so a key that differs by case would read as unknown.
+	if e := checkKeys(body, t, ""); e != nil {
+		return e
 	}
 	if e := walk(generic, t, ""); e != nil {
 		return e
@@ -109,7 +117,7 @@ func walk(v any, t reflect.Type, path string) *llm.Error {
 		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
 			var fe *FieldError
 			if errors.As(err, &fe) {
-				return llm.BadRequest(fe.Param, fe.Message)
+				return fe.badRequest()
 			}
 			return llm.BadRequest(path, path+": "+err.Error())
 		}
@@ -184,9 +192,8 @@ func walk(v any, t reflect.Type, path string) *llm.Error {
 	return nil
 }
 
+// fieldByJSONName matches exactly: checkKeys has already refused keys that differ by case.
 func fieldByJSONName(t reflect.Type, name string) (reflect.StructField, bool) {
-	var fold reflect.StructField
-	found := false
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -199,11 +206,8 @@ func fieldByJSONName(t reflect.Type, name string) (reflect.StructField, bool) {
 		if tag == name {
 			return f, true
 		}
-		if !found && strings.EqualFold(tag, name) {
-			fold, found = f, true
-		}
 	}
-	return fold, found
+	return reflect.StructField{}, false
 }
 
 func refusedField(path, key string) *llm.Error {

@@ -49,6 +49,13 @@ func AppendErrorEvent(b []byte, e *llm.Error) []byte {
 type FieldError struct {
 	Param   string
 	Message string
+	Code    string // "" is sent as null
+}
+
+func (e *FieldError) badRequest() *llm.Error {
+	oe := llm.BadRequest(e.Param, e.Message)
+	oe.Code = e.Code
+	return oe
 }
 
 func (e *FieldError) Error() string { return e.Message }

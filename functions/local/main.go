@@ -86,6 +86,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// No ReadTimeout or WriteTimeout: the gateway bounds the body read itself
+	// (limits.body_read_timeout) and each stream's writes by its attempt's total, which a
+	// server-wide WriteTimeout would cut short. The headers are this server's to bound.
 	srv := &http.Server{
 		Handler:           gw,
 		ReadHeaderTimeout: 10 * time.Second,
