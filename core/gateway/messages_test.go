@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -283,3 +284,43 @@ func TestMessagesCountTokens(t *testing.T) {
 }
 
 var _ = gatewaytest.Config
+
+// TestWeightedRoutingKeepsASessionOnOneRoute: Claude Code's session id pins the weighted
+// draw, so a session's requests stay on one route (its prompt cache stays warm), while
+// sessions still spread over the routes by weight. The session is logged as a label.
+func TestWeightedRoutingKeepsASessionOnOneRoute(t *testing.T) {
+	g := newGateway(t, `
+connections:
+  a: {kind: mock}
+  b: {kind: mock}
+models:
+  claude-spread:
+    routing: {policy: weighted}
+    routes: [{connection: a, model: echo, weight: 1}, {connection: b, model: echo, weight: 1}]
+`)
+	ask := func(session string) string {
+		r := g.Do(t, http.MethodPost, "/v1/messages", `{"model":"claude-spread","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`,
+			"Anthropic-Version", "2023-06-01", "X-Claude-Code-Session-Id", session)
+		if r.Status != 200 {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		return r.Header.Get(gateway.HeaderRoute)
+	}
+	routes := map[string]bool{}
+	for s := 0; s < 16; s++ {
+		session := fmt.Sprintf("session-%d", s)
+		first := ask(session)
+		for i := 0; i < 4; i++ {
+			if got := ask(session); got != first {
+				t.Fatalf("session %s moved from %s to %s", session, first, got)
+			}
+		}
+		routes[first] = true
+	}
+	if len(routes) != 2 {
+		t.Errorf("16 sessions all went to %v", routes)
+	}
+	if !strings.Contains(g.logs.String(), `"session":"session-3"`) {
+		t.Error("the session is not in the log labels")
+	}
+}
