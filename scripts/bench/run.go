@@ -29,11 +29,46 @@ func body(model string, stream bool) string {
 	return fmt.Sprintf(chatBody, model, extra)
 }
 
+// messagesBody is the same request on Anthropic's Messages wire.
+const messagesBody = `{"model":"%s","max_tokens":1024,"system":"You are a terse assistant.","messages":[{"role":"user","content":"Summarise the plot of a long novel in one hundred and fifty words, please."}]%s}`
+
 type target struct {
 	name  string
 	url   string
 	model string
-	pid   int // process whose CPU is charged to this target (0: none)
+	pid   int  // process whose CPU is charged to this target (0: none)
+	wire  wire // the request and stream format; chat when zero
+}
+
+// wire is a front door's request body and the line that ends its streams properly.
+type wire struct {
+	body func(model string, stream bool) string
+	done []byte
+}
+
+var (
+	chatWire     = wire{body: body, done: []byte("data: [DONE]")}
+	messagesWire = wire{body: func(model string, stream bool) string {
+		extra := ""
+		if stream {
+			extra = `,"stream":true`
+		}
+		return fmt.Sprintf(messagesBody, model, extra)
+	}, done: []byte("event: message_stop")}
+)
+
+func (t target) payload(stream bool) string {
+	if t.wire.body == nil {
+		return body(t.model, stream)
+	}
+	return t.wire.body(t.model, stream)
+}
+
+func (t target) doneLine() []byte {
+	if t.wire.done == nil {
+		return chatWire.done
+	}
+	return t.wire.done
 }
 
 type result struct {
@@ -66,7 +101,7 @@ func msf(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f
 // closedLoop keeps conc requests in flight for dur and records each one's latency (and, for
 // streams, time to the first content chunk).
 func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stream bool) result {
-	payload := body(t.model, stream)
+	payload := t.payload(stream)
 	cpu0 := cpuTime(t.pid)
 	start := time.Now()
 	deadline := start.Add(dur)
@@ -80,7 +115,7 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 			var lat, ttft []time.Duration
 			errs := 0
 			for time.Now().Before(deadline) {
-				l, f, err := oneRequest(client, t.url, payload, stream)
+				l, f, err := oneRequest(client, t.url, payload, stream, t.doneLine())
 				if err != nil {
 					errs++
 					continue
@@ -105,9 +140,15 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 
 var tokMarker = []byte("tok")
 
-func oneRequest(client *http.Client, url, payload string, stream bool) (time.Duration, time.Duration, error) {
+func oneRequest(client *http.Client, url, payload string, stream bool, doneLine []byte) (time.Duration, time.Duration, error) {
 	t0 := time.Now()
-	resp, err := client.Post(url, "application/json", strings.NewReader(payload))
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(payload))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Anthropic-Version", "2023-06-01") // read only by the Messages door
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -130,7 +171,7 @@ func oneRequest(client *http.Client, url, payload string, stream bool) (time.Dur
 		if first == 0 && bytes.Contains(line, tokMarker) {
 			first = time.Since(t0)
 		}
-		if bytes.HasPrefix(line, []byte("data: [DONE]")) {
+		if bytes.HasPrefix(line, doneLine) {
 			done = true
 		}
 		if err != nil {
@@ -242,9 +283,9 @@ func run(quick bool, out string) error {
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}
-	direct := target{"direct", "http://" + upAddr + "/v1/chat/completions", "bench", 0}
-	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.Cmd.Process.Pid}
-	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.Cmd.Process.Pid}
+	direct := target{"direct", "http://" + upAddr + "/v1/chat/completions", "bench", 0, chatWire}
+	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.Cmd.Process.Pid, chatWire}
+	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.Cmd.Process.Pid, chatWire}
 	targets := []target{direct, viaProxy, viaGW}
 
 	phase, rounds := 1500*time.Millisecond, 3
@@ -302,13 +343,27 @@ func run(quick bool, out string) error {
 		measure(fmt.Sprintf("stream 200 chunks total, %d in flight", c), c, true, targets, lat)
 	}
 
-	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid}
-	if _, _, err := oneRequest(client, viaClaude.url, body(viaClaude.model, true), true); err == nil {
+	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid, chatWire}
+	if _, _, err := oneRequest(client, viaClaude.url, body(viaClaude.model, true), true, chatWire.done); err == nil {
 		fmt.Fprintln(os.Stderr, "Anthropic route...")
-		directClaude := target{"direct (Anthropic wire)", "http://" + upAddr + "/v1/messages", "bench", 0}
-		_ = directClaude
 		measure("translation: OpenAI route vs Anthropic route, stream, 1 in flight", 1, true, []target{viaGW, viaClaude}, lat)
 		measure("translation: OpenAI route vs Anthropic route, non-stream, 16 in flight", 16, false, []target{viaGW, viaClaude}, lat)
+
+		// The Messages door in front of an Anthropic route is pass-through: beside the
+		// upstream's own /v1/messages, directly and through the bare proxy.
+		msgs := []target{
+			{"direct", "http://" + upAddr + "/v1/messages", "bench", 0, messagesWire},
+			{"reverse proxy", "http://" + proxyAddr + "/v1/messages", "bench", proxy.Cmd.Process.Pid, messagesWire},
+			{"fngate /v1/messages", "http://" + gwAddr + "/v1/messages", "bench/anthropic", gw.Cmd.Process.Pid, messagesWire},
+		}
+		for _, t := range msgs {
+			closedLoop(client, t, 4, 100*time.Millisecond, true)
+		}
+		for _, c := range []int{1, 16} {
+			fmt.Fprintf(os.Stderr, "messages stream, %d in flight...\n", c)
+			measure(fmt.Sprintf("messages door, Anthropic route: stream TTFT, %d in flight", c), c, true, msgs, ttft)
+			measure(fmt.Sprintf("messages door, Anthropic route: stream 200 chunks total, %d in flight", c), c, true, msgs, lat)
+		}
 	} else {
 		tab.notes = append(tab.notes, "Anthropic route not measured: "+err.Error())
 	}
