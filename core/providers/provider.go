@@ -39,6 +39,14 @@ type Provider interface {
 	ChatStream(ctx context.Context, req *openai.ChatRequest, t Target) (Stream, error)
 }
 
+// RouteChecker is implemented by providers that can tell, with no request and no network,
+// that a route can never be served (the mock knows every model it has). The gateway asks once
+// per route when it is built, so such a route stops the start instead of failing the first
+// request that plans it.
+type RouteChecker interface {
+	CheckRoute(t Target) error
+}
+
 // CompletionProvider is implemented by providers that can serve the legacy /v1/completions.
 type CompletionProvider interface {
 	// CheckCompletion returns nil, a 400 for a request this route refuses, or the 501

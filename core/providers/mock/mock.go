@@ -63,7 +63,13 @@ const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do e
 	"Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. " +
 	"Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum and more."
 
-// CheckChat refuses route models it does not know, so a typo fails at planning.
+// CheckRoute refuses a route model the mock does not know, so a typo stops the start.
+func (p *Provider) CheckRoute(t providers.Target) error {
+	_, _, err := parseBehaviour(t.Model)
+	return err
+}
+
+// CheckChat refuses route models it does not know, for callers that skipped CheckRoute.
 func (p *Provider) CheckChat(_ *openai.ChatRequest, t providers.Target) *openai.Error {
 	if _, _, err := parseBehaviour(t.Model); err != nil {
 		return openai.BadRequest("model", err.Error())
