@@ -1,10 +1,15 @@
 // Package infra holds the deployment templates (the top-level template.yaml and the Terraform
 // modules under terraform/) and the tests that check them offline: parsed with the libraries
-// the tools themselves use, and linted where the linters are installed. terraform validate
-// needs provider downloads, so it is not run here.
+// the tools themselves use, and linted where the linters are installed. Where terraform is
+// installed, each module goes through `terraform init` against an empty provider mirror (it
+// parses the configuration as a user's first command does, with no network); `terraform
+// validate` needs the providers, so it runs only where FNGATE_TERRAFORM_MIRROR names a mirror
+// that holds them.
 package infra
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -460,8 +465,12 @@ func checkInterface(t *testing.T, m *module) {
 		if _, ok := v.Body.Attributes["type"]; !ok {
 			t.Errorf("variable %s has no type", v.Labels[0])
 		}
-		if _, ok := v.Body.Attributes["description"]; !ok {
+		d, ok := v.Body.Attributes["description"]
+		if !ok {
 			t.Errorf("variable %s has no description", v.Labels[0])
+		} else if _, diags := d.Expr.Value(nil); diags.HasErrors() {
+			// terraform init refuses the whole module over it ("Variables not allowed").
+			t.Errorf("variable %s: the description must be a literal (write $${ for a literal ${): %s", v.Labels[0], diags.Error())
 		}
 	}
 	for _, o := range m.all("output") {
@@ -484,4 +493,150 @@ func TestTerraformFmt(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("terraform fmt -check: %v\n%s", err, out)
 	}
+}
+
+// TestTerraformInit runs `terraform init` on each module as a user's first command does, but
+// against an empty provider mirror: init loads and checks the whole configuration before it
+// looks for providers (a ${ENV} in a variable description fails there), and with a
+// filesystem mirror as the only installation method it makes no network call. When
+// FNGATE_TERRAFORM_MIRROR names a filesystem mirror holding the providers (as `terraform
+// providers mirror DIR` writes one), init installs them from it and `terraform validate`
+// runs too.
+func TestTerraformInit(t *testing.T) {
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("terraform is not on PATH: skipping terraform init and validate")
+	}
+	mirror := os.Getenv("FNGATE_TERRAFORM_MIRROR")
+	for _, dir := range []string{"terraform/aws", "terraform/gcp"} {
+		t.Run(dir, func(t *testing.T) {
+			r := terraformInit(t, tf, copyModule(t, dir, nil), mirror)
+			if len(r.configErrors) > 0 {
+				t.Fatalf("terraform init refuses the configuration of %s:\n%s", dir, strings.Join(r.configErrors, "\n"))
+			}
+			t.Run("validate", func(t *testing.T) {
+				if !r.installed && mirror == "" {
+					t.Skip("set FNGATE_TERRAFORM_MIRROR to a provider mirror (terraform providers mirror DIR) to run terraform validate")
+				}
+				if !r.installed {
+					t.Skipf("the mirror %s lacks the providers, so terraform validate cannot run:\n%s", mirror, strings.Join(r.otherErrors, "\n"))
+				}
+				if out, err := r.run("validate", "-no-color"); err != nil {
+					t.Fatalf("terraform validate %s: %v\n%s", dir, err, out)
+				}
+			})
+		})
+	}
+	// The check must actually look: the bug it was written for fails it.
+	bad := copyModule(t, "terraform/aws", func(name string, b []byte) []byte {
+		if name != "variables.tf" {
+			return b
+		}
+		return []byte(strings.Replace(string(b), "$${ENV}", "${ENV}", 1))
+	})
+	if r := terraformInit(t, tf, bad, ""); len(r.configErrors) == 0 {
+		t.Errorf("terraform init accepted ${ENV} in a variable description")
+	}
+}
+
+// copyModule copies a module's .tf files, passed through edit when it is not nil, to a
+// temporary directory, so init writes its lock file there and never into the repository.
+func copyModule(t *testing.T, dir string, edit func(name string, b []byte) []byte) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .tf files in %s", dir)
+	}
+	out := t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			b = edit(filepath.Base(f), b)
+		}
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+type initResult struct {
+	run          func(args ...string) ([]byte, error) // runs terraform in the module, same environment
+	installed    bool                                 // init succeeded: the providers came from the mirror
+	configErrors []string                             // errors located in the configuration's files
+	otherErrors  []string                             // the rest (providers not found)
+}
+
+// terraformInit runs terraform init -backend=false in module with a CLI configuration whose
+// only provider source is mirror (an empty directory when ""), its data directory in a
+// temporary one, and none of the caller's TF_* settings.
+func terraformInit(t *testing.T, tf, module, mirror string) initResult {
+	t.Helper()
+	tmp := t.TempDir()
+	if mirror == "" {
+		mirror = filepath.Join(tmp, "empty-mirror")
+		if err := os.Mkdir(mirror, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := filepath.Join(tmp, "terraform.rc")
+	cli := fmt.Sprintf("disable_checkpoint = true\nprovider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror)
+	if err := os.WriteFile(rc, []byte(cli), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TF_") && !strings.HasPrefix(kv, "CHECKPOINT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "TF_DATA_DIR="+filepath.Join(tmp, "data"), "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1")
+	r := initResult{run: func(args ...string) ([]byte, error) {
+		cmd := exec.Command(tf, append([]string{"-chdir=" + module}, args...)...)
+		cmd.Env = env
+		return cmd.CombinedOutput()
+	}}
+	out, err := r.run("init", "-backend=false", "-input=false", "-no-color", "-json")
+	r.installed = err == nil
+	sawVersion := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var msg struct {
+			Type       string `json:"type"`
+			Diagnostic *struct {
+				Severity string `json:"severity"`
+				Summary  string `json:"summary"`
+				Detail   string `json:"detail"`
+				Range    *struct {
+					Filename string `json:"filename"`
+					Start    struct {
+						Line int `json:"line"`
+					} `json:"start"`
+				} `json:"range"`
+			} `json:"diagnostic"`
+		}
+		if json.Unmarshal([]byte(line), &msg) != nil {
+			continue
+		}
+		sawVersion = sawVersion || msg.Type == "version"
+		d := msg.Diagnostic
+		switch {
+		case d == nil || d.Severity != "error":
+		case d.Range != nil:
+			r.configErrors = append(r.configErrors, fmt.Sprintf("%s:%d: %s: %s", d.Range.Filename, d.Range.Start.Line, d.Summary, d.Detail))
+		case strings.Contains(d.Summary, "problems with the configuration"):
+			// The heading over located errors; those carry the news.
+		default:
+			r.otherErrors = append(r.otherErrors, d.Summary+": "+d.Detail)
+		}
+	}
+	if !sawVersion {
+		t.Skipf("terraform init -json printed no JSON (terraform before 1.9?): skipping\n%s", out)
+	}
+	if err != nil && len(r.configErrors) == 0 && len(r.otherErrors) == 0 {
+		t.Fatalf("terraform init failed without a diagnostic: %v\n%s", err, out)
+	}
+	return r
 }

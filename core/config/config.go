@@ -1,10 +1,13 @@
 // Package config loads the YAML model catalog: client keys, provider connections, gateway
 // models and their routes. ${ENV} references expand, secret references (aws-sm://, gcp-sm://)
 // resolve once through resolvers the platform supplies, and an embedded default serves
-// `make run`.
+// `make run`. A config that cannot work is refused when it is loaded, and every refusal names
+// its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
+// (locate.go).
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -29,6 +32,8 @@ type Config struct {
 	// settings, credentials in a base_url), each also in the other spellings an echo of it
 	// may take (URL-encoded, base64), so logs and client-bound messages can blank them all.
 	Secrets []string `yaml:"-"`
+
+	where *located // set by Parse; nil for a Config built in code
 }
 
 // Key is a gateway client key. Only its SHA-256 is kept in memory.
@@ -213,19 +218,29 @@ type Duration time.Duration
 // D returns the value as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// UnmarshalYAML accepts Go duration strings and plain seconds.
+// UnmarshalYAML accepts Go duration strings and plain seconds. A negative duration, or one
+// too long for time.Duration (about 292 years), is refused: converted as it is, "1e30" seconds
+// wraps to a negative value and "-5s" would make every attempt time out at once.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: a duration must be a string such as \"30s\"", n.Line)
+		return &nodeError{n, "a duration must be a string such as \"30s\""}
 	}
-	if secs, err := strconv.ParseFloat(n.Value, 64); err == nil {
+	invalid := &nodeError{n, fmt.Sprintf("invalid duration %q: write a Go duration such as \"30s\" or a number of seconds, not negative and at most %v", n.Value, maxDuration)}
+	if secs, err := strconv.ParseFloat(n.Value, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		// 2^63 ns is the first value time.Duration cannot hold; NaN fails both comparisons.
+		if ns := secs * float64(time.Second); !(ns >= 0 && ns < 1<<63) {
+			return invalid
+		}
 		*d = Duration(secs * float64(time.Second))
 		return nil
 	}
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: invalid duration %q", n.Line, n.Value)
+	v, err := time.ParseDuration(n.Value) // its own overflow check refuses "9999999h"
+	if err != nil || v < 0 {
+		return invalid
 	}
 	*d = Duration(v)
 	return nil
 }
+
+// maxDuration is the longest time.Duration, printed in the refusal of a longer one.
+const maxDuration = time.Duration(1<<63 - 1)

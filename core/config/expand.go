@@ -8,46 +8,40 @@ import (
 
 // expandNode replaces ${VAR} and ${VAR:-default} in scalar values (never in keys). Expansion
 // happens on parsed scalars, not on the raw text, so a value with YAML-special characters
-// cannot change the document's structure. $${ is a literal ${.
-func expandNode(n *yaml.Node, path string, getenv func(string) string, missing map[string][]string) {
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := n.Content[i].Value
-			p := key
-			if path != "" {
-				p = path + "." + key
-			}
-			expandNode(n.Content[i+1], p, getenv, missing)
+// cannot change the document's structure. $${ is a literal ${. Unset variables without a
+// default are collected in missing by key path (a disabled connection may use them); a
+// malformed reference (${VAR with no closing brace, ${}) is a mistake whatever the
+// environment holds, so it goes to bad.
+func expandNode(root *yaml.Node, getenv func(string) string, missing map[string][]string, bad *problems) {
+	walk(root, "", func(path string, n *yaml.Node) {
+		if n.Kind != yaml.ScalarNode || !strings.Contains(n.Value, "${") {
+			return
 		}
-	case yaml.SequenceNode:
-		for _, c := range n.Content {
-			expandNode(c, path, getenv, missing)
+		v, unset, malformed := expand(n.Value, getenv)
+		if malformed != "" {
+			bad.add(path, ": %s (write $${ for a literal ${)", malformed)
+			return
 		}
-	case yaml.ScalarNode:
-		if strings.Contains(n.Value, "${") {
-			var unset []string
-			n.Value, unset = expand(n.Value, getenv)
-			if len(unset) > 0 {
-				missing[path] = append(missing[path], unset...)
-			}
-			// Let a plain scalar resolve again (${MAX_TOKENS} may be an int); a quoted one stays a string.
-			if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
-				n.Tag = ""
-			}
+		n.Value = v
+		if len(unset) > 0 {
+			missing[path] = append(missing[path], unset...)
 		}
-	}
+		// Let a plain scalar resolve again (${MAX_TOKENS} may be an int); a quoted one stays a string.
+		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+			n.Tag = ""
+		}
+	})
 }
 
-// expand substitutes variables in s and returns the names of unset ones without defaults.
-func expand(s string, getenv func(string) string) (string, []string) {
+// expand substitutes variables in s and returns the names of unset ones without defaults, or
+// why a reference in s is malformed.
+func expand(s string, getenv func(string) string) (out string, unset []string, malformed string) {
 	var b strings.Builder
-	var unset []string
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
 			b.WriteString(s)
-			return b.String(), unset
+			return b.String(), unset, ""
 		}
 		if i > 0 && s[i-1] == '$' {
 			b.WriteString(s[:i-1])
@@ -57,12 +51,14 @@ func expand(s string, getenv func(string) string) (string, []string) {
 		}
 		end := strings.IndexByte(s[i:], '}')
 		if end < 0 {
-			b.WriteString(s)
-			return b.String(), unset
+			return "", nil, "a ${ reference has no closing }"
 		}
 		b.WriteString(s[:i])
 		expr := s[i+2 : i+end]
 		name, def, hasDef := strings.Cut(expr, ":-")
+		if name == "" {
+			return "", nil, "a ${} reference names no variable"
+		}
 		if v := getenv(name); v != "" {
 			b.WriteString(v)
 		} else if hasDef {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -76,12 +75,18 @@ func Parse(ctx context.Context, data []byte, opt Options) (*Config, error) {
 	if len(root.Content) == 0 {
 		return nil, errors.New("the file is empty")
 	}
+	doc := root.Content[0]
+	where := locate(doc)
 	missing := map[string][]string{} // path -> unset variables
-	expandNode(root.Content[0], "", opt.getenv, missing)
-
-	cfg := new(Config)
-	if err := root.Content[0].Decode(cfg); err != nil {
+	malformed := &problems{where: where}
+	expandNode(doc, opt.getenv, missing, malformed)
+	if err := malformed.err(); err != nil {
 		return nil, err
+	}
+
+	cfg := &Config{where: where}
+	if err := doc.Decode(cfg); err != nil {
+		return nil, where.nameNode(err)
 	}
 	for name, c := range cfg.Connections {
 		if c == nil {
@@ -101,7 +106,7 @@ func Parse(ctx context.Context, data []byte, opt Options) (*Config, error) {
 		client = &http.Client{Timeout: 500 * time.Millisecond}
 	}
 	disabled := disableConnections(ctx, cfg, &opt, client)
-	if err := reportMissing(missing, disabled); err != nil {
+	if err := reportMissing(missing, disabled, where); err != nil {
 		return nil, err
 	}
 	if err := resolveSecrets(ctx, cfg, opt.Secrets, disabled); err != nil {
@@ -165,8 +170,8 @@ func (c *Condition) holds(ctx context.Context, opt *Options, client *http.Client
 	return true
 }
 
-func reportMissing(missing map[string][]string, disabled map[string]bool) error {
-	var errs []string
+func reportMissing(missing map[string][]string, disabled map[string]bool, where *located) error {
+	bad := &problems{where: where}
 	for path, vars := range missing {
 		if conn, ok := strings.CutPrefix(path, "connections."); ok {
 			name, _, _ := strings.Cut(conn, ".")
@@ -174,11 +179,7 @@ func reportMissing(missing map[string][]string, disabled map[string]bool) error 
 				continue
 			}
 		}
-		errs = append(errs, fmt.Sprintf("%s uses ${%s}, which is not set (write ${%s:-default} to allow that)", path, vars[0], vars[0]))
+		bad.add(path, " uses ${%s}, which is not set (write ${%s:-default} to allow that)", vars[0], vars[0])
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	slices.Sort(errs)
-	return errors.New(strings.Join(errs, "; "))
+	return bad.err()
 }

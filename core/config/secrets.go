@@ -3,41 +3,156 @@ package config
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 )
 
-// secretSchemes are the reference prefixes a value may use instead of a literal secret.
-var secretSchemes = []string{"aws-sm", "gcp-sm"}
+// The secret reference schemes, the keys of Options.Secrets.
+const (
+	SchemeAWS = "aws-sm" // AWS Secrets Manager
+	SchemeGCP = "gcp-sm" // Google Cloud Secret Manager
+)
 
-// IsSecretRef reports whether v is a secret reference such as aws-sm://name#key.
-func IsSecretRef(v string) (scheme string, ok bool) {
-	for _, s := range secretSchemes {
-		if strings.HasPrefix(v, s+"://") {
-			return s, true
+// SecretRef is a parsed secret reference.
+type SecretRef struct {
+	Scheme string // SchemeAWS or SchemeGCP
+	// Name is what the scheme's API is asked for: a secret name or ARN (aws-sm), or a secret
+	// version's resource name, projects/P/secrets/S/versions/V (gcp-sm; the version is
+	// "latest" when the reference leaves it out).
+	Name string
+	// Key picks one key of a secret that holds a JSON object; "" means the whole secret.
+	Key string
+}
+
+// The shapes a reference may take, quoted in refusals.
+const (
+	awsShape = "write aws-sm://<name or ARN>[#json-key]"
+	gcpShape = "write gcp-sm://projects/<project>/secrets/<secret>[/versions/<version>][#json-key]"
+)
+
+// ParseSecretRef reads v as a secret reference:
+//
+//	aws-sm://<secret name or ARN>[#json-key]
+//	gcp-sm://projects/<project>/secrets/<secret>[/versions/<version>][#json-key]
+//
+// ok is false for a value that is not written as one (a literal key). A value that starts
+// like one (aws-sm: or gcp-sm: in any case, with or without the slashes, or a bare Secrets
+// Manager ARN) but has none of these shapes is an error: sent on as it is, it would reach a
+// provider as its API key.
+func ParseSecretRef(v string) (ref SecretRef, ok bool, err error) {
+	lower := strings.ToLower(strings.TrimSpace(v))
+	switch {
+	case strings.HasPrefix(lower, SchemeAWS+":"):
+		ref.Scheme = SchemeAWS
+	case strings.HasPrefix(lower, SchemeGCP+":"):
+		ref.Scheme = SchemeGCP
+	case strings.HasPrefix(lower, "arn:") && strings.Contains(lower, ":secretsmanager:"):
+		return ref, true, errors.New("a Secrets Manager ARN needs the aws-sm:// prefix to be resolved: " + awsShape)
+	default:
+		return ref, false, nil
+	}
+	shape := map[string]string{SchemeAWS: awsShape, SchemeGCP: gcpShape}[ref.Scheme]
+	body, found := strings.CutPrefix(v, ref.Scheme+"://")
+	if !found {
+		return ref, true, fmt.Errorf("%s references start with exactly %q: %s", ref.Scheme, ref.Scheme+"://", shape)
+	}
+	name, key, hasKey := strings.Cut(body, "#")
+	if hasKey && key == "" {
+		return ref, true, fmt.Errorf("%s reference has an empty JSON key after '#': %s", ref.Scheme, shape)
+	}
+	if strings.ContainsFunc(key, isControl) {
+		return ref, true, fmt.Errorf("%s reference has a control character in its JSON key", ref.Scheme)
+	}
+	ref.Key = key
+	if ref.Scheme == SchemeAWS {
+		ref.Name, err = awsSecretID(name)
+	} else {
+		ref.Name, err = gcpSecretVersion(name)
+	}
+	if err != nil {
+		return ref, true, fmt.Errorf("%s reference %w: %s", ref.Scheme, err, shape)
+	}
+	return ref, true, nil
+}
+
+// awsSecretID checks a Secrets Manager secret id: a name of 1 to 512 of the characters the
+// service allows, or a secret's ARN.
+func awsSecretID(id string) (string, error) {
+	if id == "" {
+		return "", errors.New("names no secret")
+	}
+	if rest, isARN := strings.CutPrefix(id, "arn:"); isARN {
+		// arn:<partition>:secretsmanager:<region>:<account>:secret:<name>
+		f := strings.SplitN(rest, ":", 6)
+		if len(f) != 6 || !strings.HasPrefix(f[0], "aws") || f[1] != "secretsmanager" || f[2] == "" ||
+			len(f[3]) != 12 || strings.Trim(f[3], "0123456789") != "" || f[4] != "secret" || !awsSecretName(f[5]) {
+			return "", errors.New("names an ARN that is not a Secrets Manager secret's (arn:aws:secretsmanager:<region>:<account>:secret:<name>)")
+		}
+		return id, nil
+	}
+	if !awsSecretName(id) {
+		return "", errors.New("names a secret with characters Secrets Manager does not allow (letters, digits and /_+=.@-)")
+	}
+	return id, nil
+}
+
+func awsSecretName(s string) bool {
+	return s != "" && len(s) <= 512 && onlyChars(s, "/_+=.@-")
+}
+
+// gcpSecretVersion returns the version resource name a Secret Manager reference body names.
+func gcpSecretVersion(name string) (string, error) {
+	p := strings.Split(name, "/")
+	switch {
+	case len(p) >= 3 && p[0] == "projects" && p[2] == "locations":
+		return "", errors.New("names a regional secret (projects/<p>/locations/...), which is not supported; use a global secret")
+	case len(p) != 4 && len(p) != 6, p[0] != "projects", p[2] != "secrets", len(p) == 6 && p[4] != "versions":
+		return "", errors.New("is not a secret's resource name")
+	case p[1] == "" || !onlyChars(p[1], ".:-"):
+		return "", errors.New("names a malformed project")
+	case p[3] == "" || len(p[3]) > 255 || !onlyChars(p[3], "_-"):
+		return "", errors.New("names a malformed secret (letters, digits, '_' and '-')")
+	case len(p) == 4:
+		return name + "/versions/latest", nil
+	case p[5] == "" || !onlyChars(p[5], "_-"):
+		return "", errors.New("names a malformed version (a number, latest or an alias)")
+	}
+	return name, nil
+}
+
+// onlyChars reports whether s holds only ASCII letters, digits and the given extra characters.
+func onlyChars(s, extra string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(extra, r)) {
+			return false
 		}
 	}
-	return "", false
+	return true
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // resolveSecrets replaces secret references with their values, once per distinct reference,
 // and records every secret value so the logger can redact it.
 func resolveSecrets(ctx context.Context, cfg *Config, resolvers map[string]SecretResolver, disabled map[string]bool) error {
 	cache := map[string]string{}
 	resolve := func(where string, v *string, isSecret bool) error {
-		scheme, ok := IsSecretRef(*v)
+		ref, ok, err := ParseSecretRef(*v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.Locate(where), err)
+		}
 		if ok {
 			val, done := cache[*v]
 			if !done {
-				r := resolvers[scheme]
+				r := resolvers[ref.Scheme]
 				if r == nil {
-					return fmt.Errorf("%s: %s:// secret references need a %s resolver, which this platform does not provide", where, scheme, scheme)
+					return fmt.Errorf("%s: %s:// secret references need a %s resolver, which this platform does not provide", cfg.Locate(where), ref.Scheme, ref.Scheme)
 				}
-				var err error
 				if val, err = r.Resolve(ctx, *v); err != nil {
-					return fmt.Errorf("%s: resolving %s: %w", where, *v, err)
+					return fmt.Errorf("%s: resolving %s: %w", cfg.Locate(where), *v, err)
 				}
 				cache[*v] = val
 			}

@@ -3,114 +3,99 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
+	"math"
+	"net/url"
 	"path"
-	"slices"
 	"strings"
 )
 
 func (c *Config) validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	bad := &problems{where: c.where}
 
 	switch c.Auth {
 	case "", "none":
 	default:
-		bad("auth: must be empty or \"none\", got %q", c.Auth)
+		bad.add("auth", ": must be empty or \"none\", got %q", c.Auth)
 	}
 	if c.Auth == "none" && len(c.Keys) > 0 {
-		bad("auth: \"none\" contradicts the configured keys")
+		bad.add("auth", ": \"none\" contradicts the configured keys")
 	}
-	names := map[string]bool{}
-	for i := range c.Keys {
-		k := &c.Keys[i]
-		p := fmt.Sprintf("keys[%d]", i)
-		if k.Name == "" {
-			bad("%s.name is required", p)
-		} else if names[k.Name] {
-			bad("%s.name %q is used twice", p, k.Name)
-		}
-		names[k.Name] = true
-		switch {
-		case (k.SHA256 == "") == (k.Value == ""):
-			bad("%s: give exactly one of sha256 and value", p)
-		case k.Value != "":
-			k.Hash = sha256.Sum256([]byte(k.Value))
-			k.Value = "" // only the hash stays in memory
-		default:
-			raw, err := hex.DecodeString(strings.TrimSpace(k.SHA256))
-			if err != nil || len(raw) != sha256.Size {
-				bad("%s.sha256 must be 64 hexadecimal characters", p)
-			} else {
-				copy(k.Hash[:], raw)
-			}
-		}
-		for _, g := range k.Models {
-			if _, err := path.Match(g, ""); err != nil {
-				bad("%s.models: bad glob %q", p, g)
-			}
-		}
-	}
+	c.validateKeys(bad)
 
 	for name, conn := range c.Connections {
+		p := "connections." + name
 		if !validName(name) {
-			bad("connections.%s: names use letters, digits, '.', '_' and '-'", name)
+			bad.add(p, ": names use letters, digits, '.', '_' and '-'")
 		}
 		if conn.Kind == "" {
-			bad("connections.%s.kind is required", name)
+			bad.add(p+".kind", " is required")
+		}
+		if conn.BaseURL != "" {
+			if why := checkBaseURL(conn.BaseURL); why != "" {
+				bad.add(p+".base_url", " %s", why)
+			}
 		}
 	}
 
 	if len(c.Models) == 0 {
-		bad("models: at least one model is required")
+		bad.add("models", ": at least one model is required")
 	}
 	for name, m := range c.Models {
 		p := "models." + name
 		if strings.TrimSpace(name) == "" {
-			bad("models: a model name is empty")
+			bad.add("models", ": a model name is empty")
 		}
 		if len(m.Routes) == 0 {
-			bad("%s.routes: at least one route is required", p)
+			bad.add(p+".routes", ": at least one route is required")
 		}
 		if m.MaxOutputTokens < 0 {
-			bad("%s.max_output_tokens must not be negative", p)
+			bad.add(p+".max_output_tokens", " must not be negative")
 		}
 		if pr := m.Price; pr != nil && (pr.InputPerMTok < 0 || pr.OutputPerMTok < 0 || pr.CachedInputPerMTok != nil && *pr.CachedInputPerMTok < 0) {
-			bad("%s.price: prices must not be negative", p)
+			bad.add(p+".price", ": prices must not be negative")
 		}
 		switch m.Routing.Policy {
 		case "":
 			m.Routing.Policy = PolicyOrdered
 		case PolicyOrdered, PolicyWeighted:
 		default:
-			bad("%s.routing.policy must be ordered or weighted, got %q", p, m.Routing.Policy)
+			bad.add(p+".routing.policy", " must be ordered or weighted, got %q", m.Routing.Policy)
 		}
 		if m.Routing.MaxAttempts < 0 {
-			bad("%s.routing.max_attempts must not be negative", p)
+			bad.add(p+".routing.max_attempts", " must not be negative")
 		}
 		if m.Routing.MaxAttempts == 0 {
 			m.Routing.MaxAttempts = min(len(m.Routes), DefaultMaxAttempts)
 		}
+		sum := 0 // the weighted policy draws from the sum: it must fit an int
 		for i := range m.Routes {
 			r := &m.Routes[i]
 			rp := fmt.Sprintf("%s.routes[%d]", p, i)
 			if _, ok := c.Connections[r.Connection]; !ok {
-				bad("%s.connection %q is not a configured connection", rp, r.Connection)
+				bad.add(rp+".connection", " %q is not a configured connection", r.Connection)
 			}
 			if r.Model == "" {
-				bad("%s.model is required", rp)
+				bad.add(rp+".model", " is required")
 			}
-			if r.Weight < 0 {
-				bad("%s.weight must not be negative", rp)
-			}
-			if r.Weight == 0 {
+			switch {
+			case r.Weight < 0:
+				bad.add(rp+".weight", " must not be negative")
+			case r.Weight == 0:
 				r.Weight = 1
+			}
+			if r.Weight > 0 {
+				if sum > math.MaxInt-r.Weight {
+					bad.add(rp+".weight", ": the weights of %s's routes add up to more than %d", name, math.MaxInt)
+					sum = math.MaxInt
+				} else {
+					sum += r.Weight
+				}
 			}
 		}
 	}
 	if c.Limits.MaxBodyBytes < 0 || c.Limits.MaxMessages < 0 || c.Limits.MaxTools < 0 || c.Limits.MaxInFlight < 0 {
-		bad("limits: values must not be negative")
+		bad.add("limits", ": values must not be negative")
 	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
@@ -125,10 +110,69 @@ func (c *Config) validate() error {
 	switch c.Logging.Format {
 	case "", "cloudwatch", "cloudlogging":
 	default:
-		bad("logging.format must be cloudwatch or cloudlogging, got %q", c.Logging.Format)
+		bad.add("logging.format", " must be cloudwatch or cloudlogging, got %q", c.Logging.Format)
 	}
-	sortErrors(errs)
-	return errors.Join(errs...)
+	return bad.err()
+}
+
+// validateKeys hashes the client keys and refuses two with one secret: a request carries
+// only its secret, so it would match one of them and the other's models and residency would
+// silently never apply.
+func (c *Config) validateKeys(bad *problems) {
+	names := map[string]bool{}
+	owner := map[[sha256.Size]byte]int{} // hash -> index of the first key with it
+	for i := range c.Keys {
+		k := &c.Keys[i]
+		p := fmt.Sprintf("keys[%d]", i)
+		if k.Name == "" {
+			bad.add(p+".name", " is required")
+		} else if names[k.Name] {
+			bad.add(p+".name", " %q is used twice", k.Name)
+		}
+		names[k.Name] = true
+		field, hashed := p+".sha256", false
+		switch {
+		case (k.SHA256 == "") == (k.Value == ""):
+			bad.add(p, ": give exactly one of sha256 and value")
+		case k.Value != "":
+			field, hashed = p+".value", true
+			k.Hash = sha256.Sum256([]byte(k.Value))
+			k.Value = "" // only the hash stays in memory
+		default:
+			raw, err := hex.DecodeString(strings.TrimSpace(k.SHA256))
+			if err != nil || len(raw) != sha256.Size {
+				bad.add(field, " must be 64 hexadecimal characters")
+				break
+			}
+			copy(k.Hash[:], raw)
+			hashed = true
+		}
+		if first, dup := owner[k.Hash]; hashed && dup {
+			bad.add(field, " is the secret of keys[%d] (%s) too: give each key its own secret, or merge the two keys", first, c.Keys[first].Name)
+		} else if hashed {
+			owner[k.Hash] = i
+		}
+		for _, g := range k.Models {
+			if _, err := path.Match(g, ""); err != nil {
+				bad.add(p+".models", ": bad glob %q", g)
+			}
+		}
+	}
+}
+
+// checkBaseURL says what is wrong with a base_url, or "". The message never repeats the URL:
+// its query string may carry a credential.
+func checkBaseURL(raw string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "is not a valid URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "must be an http:// or https:// URL"
+	case u.Host == "":
+		return "has no host"
+	}
+	return ""
 }
 
 // DefaultMaxAttempts caps attempts per request when a model does not say.
@@ -144,8 +188,4 @@ func validName(s string) bool {
 		}
 	}
 	return true
-}
-
-func sortErrors(errs []error) {
-	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 }

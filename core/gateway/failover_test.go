@@ -2,13 +2,13 @@ package gateway_test
 
 import (
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // twoUpstreams is a model with two OpenAI routes, so each test can fail the first and watch
@@ -97,12 +97,9 @@ func TestFailoverBeforeOutput(t *testing.T) {
 }
 
 func TestConnectionRefusedFailsOver(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
+	// Reserved and never listened on: connections are refused, and no other process can
+	// start listening there in the meantime.
+	dead := "http://" + loopback.ForTest(t).Addr() + "/v1"
 	b := openaifake.New()
 	defer b.Close()
 	g := newGateway(t, fmt.Sprintf(twoUpstreams, dead, b.BaseURL()))

@@ -145,6 +145,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		}
 		built[name] = p
 	}
+	var unservable []string // routes a provider refuses before any request
 	for name, mc := range cfg.Models {
 		m := &model{cfg: mc, timeouts: cfg.Timeouts}
 		if mc.Timeouts != nil {
@@ -152,7 +153,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		}
 		for i := range mc.Routes {
 			rc := &mc.Routes[i]
-			m.routes = append(m.routes, &route{
+			rt := &route{
 				id:        rc.ID(),
 				conn:      rc.Connection,
 				kind:      cfg.Connections[rc.Connection].Kind,
@@ -160,12 +161,22 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 				target:    providers.Target{Model: rc.Model, API: rc.API, MaxOutputTokens: mc.MaxOutputTokens},
 				residency: rc.Residency,
 				weight:    rc.Weight,
-			})
+			}
+			if c, ok := rt.provider.(providers.RouteChecker); ok {
+				if err := c.CheckRoute(rt.target); err != nil {
+					unservable = append(unservable, fmt.Sprintf("%s: %v", cfg.Locate(fmt.Sprintf("models.%s.routes[%d]", name, i)), err))
+				}
+			}
+			m.routes = append(m.routes, rt)
 		}
 		g.models[name] = m
 		g.names = append(g.names, name)
 	}
 	sort.Strings(g.names)
+	if len(unservable) > 0 {
+		sort.Strings(unservable)
+		return nil, fmt.Errorf("gateway: %s", strings.Join(unservable, "; "))
+	}
 	g.mux = g.routes()
 	return g, nil
 }

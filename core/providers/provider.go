@@ -42,6 +42,14 @@ type Provider interface {
 	Stream(ctx context.Context, req *llm.Request, t Target) (llm.Stream, error)
 }
 
+// RouteChecker is implemented by providers that can tell, with no request and no network,
+// that a route can never be served (the mock knows every model it has). The gateway asks once
+// per route when it is built, so such a route stops the start instead of failing the first
+// request that plans it.
+type RouteChecker interface {
+	CheckRoute(t Target) error
+}
+
 // TokenCounter is implemented by providers that can count a request's input tokens exactly
 // (Anthropic's count_tokens, Bedrock's CountTokens, Vertex AI's count-tokens).
 type TokenCounter interface {

@@ -88,13 +88,6 @@ func Lazy[T any](build func(context.Context) (T, error)) func(context.Context) (
 	}
 }
 
-// SplitKey cuts a reference body at '#': the secret's name and the JSON key to pick ("" for
-// the whole secret).
-func SplitKey(body string) (name, key string) {
-	name, key, _ = strings.Cut(body, "#")
-	return name, key
-}
-
 // JSONKey returns the value of key in a secret that holds a JSON object, as Secrets Manager's
 // console stores key/value secrets. Strings come back unquoted; numbers and booleans as
 // written. Errors name the key and, to help fix a typo, the keys that exist, never a value.

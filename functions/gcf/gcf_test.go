@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
+
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // The function is served the way Cloud Functions serves it: by the functions framework,
@@ -46,12 +47,11 @@ func TestMain(m *testing.M) {
 	os.Setenv("UPSTREAM_URL", us.URL)
 	os.Setenv("FNGATE_CONFIG_YAML", testConfig)
 	os.Setenv("FUNCTION_TARGET", FunctionName)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	reserved, err := loopback.Reserve() // held until the test binary exits
 	if err != nil {
 		panic(err)
 	}
-	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
+	port := reserved.String()
 	go func() {
 		if err := funcframework.StartHostPort("127.0.0.1", port); err != nil {
 			fmt.Fprintln(os.Stderr, "functions framework:", err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // TestRIESmoke runs the same bootstrap under AWS's Runtime Interface Emulator, the runtime
@@ -24,7 +24,7 @@ func TestRIESmoke(t *testing.T) {
 		t.Skip("aws-lambda-rie is not on PATH: skipping the RIE smoke test (.ci/run installs it; or go install github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie@v0.0.0-20261030222936-bef5c4ba774d)")
 	}
 	bin := bootstrap(t)
-	invokeAddr, apiAddr := freeAddr(t), freeAddr(t)
+	invokeAddr, apiAddr := loopback.ForTest(t).Addr(), loopback.ForTest(t).Addr()
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", apiAddr, bin)
 	cmd.Env = append(os.Environ(), "FNGATE_CONFIG_YAML="+testConfig, "AWS_LAMBDA_FUNCTION_TIMEOUT=30", "LOG_LEVEL=error")
 	var out syncBuffer
@@ -72,14 +72,4 @@ func TestRIESmoke(t *testing.T) {
 	if !strings.Contains(out.String(), `"msg":"ready"`) {
 		t.Errorf("the bootstrap's start-up line is missing from the output")
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

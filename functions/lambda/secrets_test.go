@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os/exec"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // TestSecretsResolvedOnceAtColdStart runs the bootstrap against Secrets Manager (moto): the
@@ -76,12 +76,7 @@ func startMoto(t *testing.T) string {
 	if err != nil {
 		t.Skip("moto_server is not on PATH: skipping the Secrets Manager test (pip install 'moto[server]' to run it)")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := loopback.ForTest(t).Number()
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

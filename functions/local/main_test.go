@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/routestate"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 var (
@@ -46,9 +47,7 @@ func startServer(t *testing.T, cfg string, args ...string) (*exec.Cmd, string) {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := loopback.ForTest(t).Addr()
 	cmd := exec.Command(binPath, append([]string{"-config", path, "-addr", addr}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 type variant struct {
@@ -143,12 +144,12 @@ func coldStartGCF(dir string, runs int) error {
 }
 
 func onceGCF(bin string) (time.Duration, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	reserved, err := loopback.Reserve()
 	if err != nil {
 		return 0, err
 	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	ln.Close()
+	defer reserved.Release()
+	port := reserved.String()
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "PORT="+port, "FNGATE_CONFIG_YAML="+inlineConfig, "FNGATE_INVOKER_AUTH=IAM")
 	start := time.Now()

@@ -63,9 +63,15 @@ const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do e
 	"Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. " +
 	"Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit anim id est laborum and more."
 
-// Check refuses route models it does not know, so a typo fails at planning. The mock stands
-// in for every backend, so it takes every request the doors accept (completions too) and
-// ignores the settings it has no use for (sampling, thinking, Anthropic's extras).
+// CheckRoute refuses a route model the mock does not know, so a typo stops the start.
+func (p *Provider) CheckRoute(t providers.Target) error {
+	_, _, err := parseBehaviour(t.Model)
+	return err
+}
+
+// Check refuses route models it does not know, for gateways that skipped CheckRoute. The
+// mock stands in for every backend, so it takes every request the doors accept (completions
+// too) and ignores the settings it has no use for (sampling, thinking, Anthropic's extras).
 func (p *Provider) Check(_ *llm.Request, t providers.Target) *llm.Error {
 	if _, _, err := parseBehaviour(t.Model); err != nil {
 		return llm.BadRequest("model", err.Error())

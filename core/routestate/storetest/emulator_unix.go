@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // Moto returns the endpoint URL of a moto_server for this test: FNGATE_MOTO_ENDPOINT when
@@ -93,16 +94,17 @@ type server struct {
 }
 
 // start runs the server in its own process group (gcloud forks a JVM; moto a Python
-// interpreter) so cleanup stops the whole tree. A server that exits before it is ready (the
-// free port was taken in between) is retried on another port.
+// interpreter) so cleanup stops the whole tree, on a port reserved until the test ends (see
+// internal/loopback). A server that exits before it is ready is retried on another port.
 func start(t testing.TB, s server) int {
 	t.Helper()
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		reserved, err := loopback.Reserve()
 		if err != nil {
 			t.Fatal(err)
 		}
+		port := reserved.Number()
 		out := &tailBuffer{max: 8 << 10}
 		argv := s.args(port)
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -114,7 +116,7 @@ func start(t testing.TB, s server) int {
 		}
 		exited := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(exited) }()
-		stop := func() { stopGroup(cmd.Process.Pid, exited) }
+		stop := func() { stopGroup(cmd.Process.Pid, exited); reserved.Release() }
 
 		err = waitReady(port, s, exited)
 		if err == nil {
@@ -158,15 +160,6 @@ func stopGroup(pid int, exited <-chan struct{}) {
 	// The leader may be gone while its children (the JVM) still run.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	<-exited
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 var probe = &http.Client{Timeout: time.Second}

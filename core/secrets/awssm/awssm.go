@@ -8,17 +8,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/secrets"
 )
 
 // Scheme is the reference prefix this resolver serves (the key in config.Options.Secrets).
-const Scheme = "aws-sm"
+const Scheme = config.SchemeAWS
 
 // API is the one Secrets Manager call the resolver makes; *secretsmanager.Client has it.
 type API interface {
@@ -50,20 +50,17 @@ func NewWith(load awsconf.Loader) *Resolver {
 	})}
 }
 
-// ParseRef splits a reference into the secret id and the optional JSON key.
+// ParseRef splits a reference into the secret id and the optional JSON key. The shapes are
+// config's (config.ParseSecretRef), which refuses malformed references at load time.
 func ParseRef(ref string) (id, key string, err error) {
-	body, ok := strings.CutPrefix(ref, Scheme+"://")
-	if !ok {
+	r, ok, err := config.ParseSecretRef(ref)
+	switch {
+	case err != nil:
+		return "", "", err
+	case !ok || r.Scheme != Scheme:
 		return "", "", fmt.Errorf("%q is not an %s:// reference", ref, Scheme)
 	}
-	id, key = secrets.SplitKey(body)
-	if id == "" {
-		return "", "", fmt.Errorf("%q names no secret: write %s://<name or ARN>[#json-key]", ref, Scheme)
-	}
-	if strings.Contains(ref, "#") && key == "" {
-		return "", "", fmt.Errorf("%q has an empty JSON key after '#'", ref)
-	}
-	return id, key, nil
+	return r.Name, r.Key, nil
 }
 
 // Resolve returns the secret's value, or one key of it.

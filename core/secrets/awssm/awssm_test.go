@@ -3,9 +3,6 @@ package awssm
 import (
 	"context"
 	"fmt"
-	"github.com/fngate/fngate/core/awsconf"
-	"github.com/fngate/fngate/core/awsconf/sdkconfig"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -16,6 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // startMoto runs moto_server on a free port and returns its URL, or skips the test when
@@ -27,12 +28,7 @@ func startMoto(t *testing.T) string {
 	if err != nil {
 		t.Skip("moto_server is not on PATH: skipping the Secrets Manager integration test (pip install 'moto[server]' to run it)")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := loopback.ForTest(t).Number()
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

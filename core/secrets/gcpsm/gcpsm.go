@@ -8,18 +8,18 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"strings"
 
 	secretmanager "cloud.google.com/go/secretmanager/apiv1"
 	"cloud.google.com/go/secretmanager/apiv1/secretmanagerpb"
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
 
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/secrets"
 )
 
 // Scheme is the reference prefix this resolver serves (the key in config.Options.Secrets).
-const Scheme = "gcp-sm"
+const Scheme = config.SchemeGCP
 
 // API is the one Secret Manager call the resolver makes; *secretmanager.Client has it.
 type API interface {
@@ -51,33 +51,18 @@ func NewDefault(opts ...option.ClientOption) *Resolver {
 }
 
 // ParseRef returns the full version resource name and the optional JSON key of a reference.
+// The shapes are config's (config.ParseSecretRef), which refuses malformed references at load
+// time.
 func ParseRef(ref string) (version, key string, err error) {
-	body, ok := strings.CutPrefix(ref, Scheme+"://")
-	if !ok {
+	r, ok, err := config.ParseSecretRef(ref)
+	switch {
+	case err != nil:
+		return "", "", err
+	case !ok || r.Scheme != Scheme:
 		return "", "", fmt.Errorf("%q is not a %s:// reference", ref, Scheme)
 	}
-	name, key := secrets.SplitKey(body)
-	if strings.Contains(body, "#") && key == "" {
-		return "", "", fmt.Errorf("%q has an empty JSON key after '#'", ref)
-	}
-	parts := strings.Split(name, "/")
-	for _, p := range parts {
-		if p == "" {
-			return "", "", fmt.Errorf("%q: %s", ref, shape)
-		}
-	}
-	switch {
-	case len(parts) == 4 && parts[0] == "projects" && parts[2] == "secrets":
-		return name + "/versions/latest", key, nil
-	case len(parts) == 6 && parts[0] == "projects" && parts[2] == "secrets" && parts[4] == "versions":
-		return name, key, nil
-	case len(parts) >= 3 && parts[0] == "projects" && parts[2] == "locations":
-		return "", "", fmt.Errorf("%q: regional secrets (projects/<p>/locations/...) are not supported; use a global secret", ref)
-	}
-	return "", "", fmt.Errorf("%q: %s", ref, shape)
+	return r.Name, r.Key, nil
 }
-
-const shape = "write gcp-sm://projects/<project>/secrets/<secret>[/versions/<version>][#json-key]"
 
 // Resolve returns the secret version's payload, or one key of it.
 func (r *Resolver) Resolve(ctx context.Context, ref string) (string, error) {

@@ -136,7 +136,7 @@ func TestParseRef(t *testing.T) {
 	for _, tc := range []struct{ ref, version, key, err string }{
 		{ref: "gcp-sm://projects/p/secrets/s", version: "projects/p/secrets/s/versions/latest"},
 		{ref: "gcp-sm://projects/p/secrets/s/versions/2#k", version: "projects/p/secrets/s/versions/2", key: "k"},
-		{ref: "gcp-sm://projects/p/locations/eu/secrets/s", err: "regional secrets"},
+		{ref: "gcp-sm://projects/p/locations/eu/secrets/s", err: "regional secret"},
 		{ref: "gcp-sm://projects/p/secrets", err: "write gcp-sm://"},
 		{ref: "gcp-sm://projects//secrets/s", err: "write gcp-sm://"},
 		{ref: "gcp-sm://projects/p/secrets/s/versions", err: "write gcp-sm://"},

@@ -23,6 +23,7 @@ import (
 	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/events/eventarc"
 	"github.com/fngate/fngate/functions/gcf"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // buildpackMain is what the Go functions buildpack generates for a declaratively registered
@@ -231,7 +232,7 @@ type server struct {
 // serve runs bin on a free port with env and waits until it accepts connections.
 func serve(t *testing.T, bin string, env ...string) *server {
 	t.Helper()
-	port := freePort(t)
+	port := loopback.ForTest(t).String()
 	cmd := exec.Command(bin)
 	cmd.Env = append(append(os.Environ(), "PORT="+port), env...)
 	s := &server{url: "http://127.0.0.1:" + port, out: &syncBuffer{}}
@@ -303,16 +304,6 @@ func (s *server) waitFor(t *testing.T, want string) string {
 	}
 	t.Fatalf("no output line with %s:\n%s", want, s.out.String())
 	return ""
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 }
 
 // syncBuffer collects a subprocess's output while the test reads it.

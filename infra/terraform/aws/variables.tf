@@ -74,7 +74,7 @@ variable "log_retention_days" {
 }
 
 variable "environment" {
-  description = "Extra environment variables, for ${ENV} references in the config (never secret values)."
+  description = "Extra environment variables, for $${ENV} references in the config (never secret values)."
   type        = map(string)
   default     = {}
 }

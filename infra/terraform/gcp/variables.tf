@@ -55,7 +55,7 @@ variable "secret_ids" {
 }
 
 variable "secret_env" {
-  description = "Environment variables filled from Secret Manager at start-up, for ${ENV} references in the config: NAME => secret id (latest version)."
+  description = "Environment variables filled from Secret Manager at start-up, for $${ENV} references in the config: NAME => secret id (latest version)."
   type        = map(string)
   default     = {}
 }

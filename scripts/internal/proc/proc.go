@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 // BuildLocal builds the local server (functions/local) of the fngate checkout the command
@@ -34,15 +36,15 @@ func BuildLocal(dir string) (string, error) {
 	return bin, nil
 }
 
-// FreeAddr returns a loopback address whose port was free a moment ago, for a child process
-// to listen on.
+// FreeAddr returns a loopback address for a child process to listen on. Its port stays
+// reserved until this process exits (the reservation is never released), so no other caller
+// on the machine is handed it before or after the child binds; see internal/loopback.
 func FreeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := loopback.Reserve()
 	if err != nil {
 		panic(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return p.Addr()
 }
 
 // WaitListening waits until addr accepts connections, or ctx ends.
