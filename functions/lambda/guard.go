@@ -94,7 +94,8 @@ func (g *guard) finish(ctx context.Context, tw *trackingWriter, r *http.Request)
 }
 
 // trackingWriter records what the client has been sent. The gateway writes each SSE event
-// with one Write, so the last Write tells whether the stream already ended properly.
+// (or the events of one delta) with one Write, so the last Write tells whether the stream
+// already ended: OpenAI's [DONE] or error event, Anthropic's message_stop or error event.
 type trackingWriter struct {
 	http.ResponseWriter
 	wrote bool
@@ -103,8 +104,10 @@ type trackingWriter struct {
 }
 
 var (
-	doneEvent  = []byte("data: [DONE]")
-	errorEvent = []byte(`data: {"error"`)
+	doneEvent      = []byte("data: [DONE]")
+	errorEvent     = []byte(`data: {"error"`)
+	messageStop    = []byte("event: message_stop\n")
+	anthropicError = []byte("event: error\n")
 )
 
 func (t *trackingWriter) WriteHeader(code int) {
@@ -120,7 +123,8 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 		t.WriteHeader(http.StatusOK)
 	}
 	if t.sse {
-		t.ended = bytes.HasPrefix(b, doneEvent) || bytes.HasPrefix(b, errorEvent)
+		t.ended = bytes.HasPrefix(b, doneEvent) || bytes.HasPrefix(b, errorEvent) ||
+			bytes.Contains(b, messageStop) || bytes.HasPrefix(b, anthropicError)
 	}
 	return t.ResponseWriter.Write(b)
 }
