@@ -42,7 +42,7 @@ func chunks(parts [][]byte, end error) func() (*httpbody.HttpBody, error) {
 func claudeTranscript(t *testing.T, parts [][]byte, end error) []byte {
 	t.Helper()
 	r := &chunkReader{ctx: context.Background(), recv: chunks(parts, end), cancel: func() {}}
-	return transcript(t, anthropic.NewStream(context.Background(), r, Name))
+	return transcript(t, anthropic.NewStream(context.Background(), r, Name, false))
 }
 
 // TestChunkReaderAnyCut: however the HttpBody chunks cut the event stream (one byte at a
@@ -87,7 +87,7 @@ func TestChunkReaderFailures(t *testing.T) {
 		{io.EOF, providers.StreamBroken},
 	} {
 		r := &chunkReader{ctx: context.Background(), recv: chunks(half, tt.end), cancel: func() {}}
-		s := anthropic.NewStream(context.Background(), r, Name)
+		s := anthropic.NewStream(context.Background(), r, Name, false)
 		var err error
 		for err == nil {
 			_, err = s.Next()

@@ -3,14 +3,18 @@ package vertex
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/fngate/fngate/core/golden"
+	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
@@ -22,22 +26,44 @@ type requestCase struct {
 		API             string `json:"api"`
 		MaxOutputTokens int    `json:"max_output_tokens"`
 	} `json:"target"`
+	// Door is the front door that decodes Request: "chat" (the default) or "messages".
+	Door string `json:"door"`
+	// Betas are the anthropic-beta flags of a Messages door request.
+	Betas   []string        `json:"betas"`
 	Request json.RawMessage `json:"request"`
 }
 
-func chat(t *testing.T, body string) *openai.ChatRequest {
+// chat decodes a Chat Completions request as its door does.
+func chat(t *testing.T, body string) *llm.Request {
 	t.Helper()
-	req, oe := openai.DecodeChat([]byte(body), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(body), openai.Limits{})
 	if oe != nil {
 		t.Fatalf("not a valid OpenAI request: %v\n%s", oe, body)
 	}
 	return req
 }
 
-// TestGeminiRequestGolden translates each OpenAI request in testdata/gemini/request and
-// compares the GenerateContentRequest, in the REST API's JSON, with its golden file. Every
-// request must also pass the fake's copy of Vertex AI's validation, so a golden file cannot
-// enshrine a request Vertex AI would refuse.
+// anthropicMessages decodes a Messages request as its door does, with the anthropic-beta
+// flags betas.
+func anthropicMessages(t *testing.T, body string, betas ...string) *llm.Request {
+	t.Helper()
+	h := http.Header{"Anthropic-Version": {"2023-06-01"}}
+	if len(betas) > 0 {
+		h.Set("Anthropic-Beta", strings.Join(betas, ","))
+	}
+	req, oe := messages.Decode([]byte(body), h, messages.Limits{})
+	if oe != nil {
+		t.Fatalf("not a valid Messages request: %v\n%s", oe, body)
+	}
+	req.PassThrough = llm.WireAnthropic
+	return req
+}
+
+// TestGeminiRequestGolden translates each request in testdata/gemini/request (a Chat
+// Completions request unless the case names the Messages door) and compares the
+// GenerateContentRequest, in the REST API's JSON, with its golden file. Every request must
+// pass Check first, and the fake's copy of Vertex AI's validation after, so a golden file
+// cannot enshrine a request Vertex AI would refuse.
 func TestGeminiRequestGolden(t *testing.T) {
 	fake := &vertexfake.Server{Project: vertexfake.Project, Location: vertexfake.Location}
 	p := &Provider{project: vertexfake.Project, location: vertexfake.Location}
@@ -55,10 +81,19 @@ func TestGeminiRequestGolden(t *testing.T) {
 			if fam, _ := Classify(target); fam != Gemini {
 				t.Fatalf("%s is not a gemini model", c.Target.Model)
 			}
-			greq, oe := buildGemini(chat(t, string(c.Request)), p.geminiModel(target.Model), target)
-			if oe != nil {
-				t.Fatalf("buildGemini refused: %v", oe)
+			var req *llm.Request
+			switch c.Door {
+			case "", "chat":
+				req = chat(t, string(c.Request))
+			case "messages":
+				req = anthropicMessages(t, string(c.Request), c.Betas...)
+			default:
+				t.Fatalf("door %q", c.Door)
 			}
+			if oe := p.Check(req, target); oe != nil {
+				t.Fatalf("Check refused: %v", oe)
+			}
+			greq := buildGemini(req, p.geminiModel(target.Model), target)
 			if msg := fake.ValidateGenerate(greq); msg != "" {
 				t.Errorf("Vertex AI would refuse the request: %s", msg)
 			}
@@ -102,10 +137,7 @@ func TestToolChoiceModes(t *testing.T) {
 		`{"type":"function","function":{"name":"get_time"}}`: `{"mode":"ANY","allowedFunctionNames":["get_time"]}`,
 	} {
 		req := chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"get_time"}}],"tool_choice":`+choice+`}`)
-		greq, oe := buildGemini(req, "projects/p/locations/l/publishers/google/models/m", providers.Target{Model: "m"})
-		if oe != nil {
-			t.Fatal(oe)
-		}
+		greq := buildGemini(req, "projects/p/locations/l/publishers/google/models/m", providers.Target{Model: "m"})
 		var got, exp any
 		_ = json.Unmarshal(protoJSON(t, greq.GetToolConfig().GetFunctionCallingConfig()), &got)
 		_ = json.Unmarshal([]byte(want), &exp)
@@ -114,7 +146,7 @@ func TestToolChoiceModes(t *testing.T) {
 		}
 	}
 	// No tools: a tool_choice of none says nothing, and Gemini refuses a config without tools.
-	greq, _ := buildGemini(chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tool_choice":"none"}`), "x", providers.Target{Model: "m"})
+	greq := buildGemini(chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tool_choice":"none"}`), "x", providers.Target{Model: "m"})
 	if greq.GetToolConfig() != nil || greq.GetTools() != nil {
 		t.Errorf("tool config without tools: %v", greq.GetToolConfig())
 	}

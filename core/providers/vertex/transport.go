@@ -53,7 +53,12 @@ func (p *Provider) predictionClient() (*aiplatform.PredictionClient, error) {
 	if c := p.client.Load(); c != nil {
 		return c, nil
 	}
-	opts := []option.ClientOption{option.WithEndpoint(p.grpcEndpoint)}
+	// The generated client raises gRPC's receive limit to math.MaxInt32 (2 GB) per message:
+	// an upstream could make the gateway buffer that much for one answer. Dial options come
+	// after the client's defaults, so this limit wins; an answer above it fails the call
+	// (see callError) instead of taking the instance's memory.
+	opts := []option.ClientOption{option.WithEndpoint(p.grpcEndpoint),
+		option.WithGRPCDialOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(p.maxRecv)))}
 	if p.insecure {
 		// Without WithoutAuthentication the client would look for credentials (and may probe
 		// the GCE metadata server); without plaintext transport credentials it would speak

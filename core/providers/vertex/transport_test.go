@@ -19,7 +19,7 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
@@ -80,12 +80,12 @@ func TestCredentialsOnFirstUse(t *testing.T) {
 	}
 	req := chat(t, `{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`)
 	target := providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"}
-	_, err = p.Chat(context.Background(), req, target)
+	_, err = p.Generate(context.Background(), req, target)
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Class != providers.Auth || !strings.Contains(pe.Message, "Application Default Credentials") {
 		t.Fatalf("without credentials: %v", err)
 	}
-	if _, err := p.Chat(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); !errors.As(err, &pe) || pe.Class != providers.Auth {
+	if _, err := p.Generate(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); !errors.As(err, &pe) || pe.Class != providers.Auth {
 		t.Fatalf("gRPC without credentials: %v", err)
 	}
 	if len(openapi.Seen()) != 0 || p.client.Load() != nil {
@@ -96,12 +96,12 @@ func TestCredentialsOnFirstUse(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
 	openapi.Fake.Default = openaifake.Reply{Text: "authorised", PromptTokens: 1, CompletionTokens: 1}
 	for range 3 {
-		c, err := p.Chat(context.Background(), req, target)
+		a, err := p.Generate(context.Background(), req, target)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *c.Content != "authorised" {
-			t.Fatalf("content %q", *c.Content)
+		if text, _ := a.Text(); text != "authorised" {
+			t.Fatalf("content %q", text)
 		}
 	}
 	if n := issued.Load(); n != 1 {
@@ -133,9 +133,9 @@ func TestOneClientForConcurrentFirstCalls(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var err error
-			if _, err = p.Chat(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
-				var s providers.Stream
-				if s, err = p.ChatStream(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
+			if _, err = p.Generate(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
+				var s llm.Stream
+				if s, err = p.Stream(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
 					_, err = collect(s)
 				}
 			}
@@ -158,9 +158,9 @@ func TestOneClientForConcurrentFirstCalls(t *testing.T) {
 	}
 }
 
-func collect(s providers.Stream) (openai.Delta, error) {
+func collect(s llm.Stream) (llm.Delta, error) {
 	defer s.Close()
-	var last openai.Delta
+	var last llm.Delta
 	for {
 		d, err := s.Next()
 		if err != nil {

@@ -3,18 +3,21 @@
 // StreamRawPredict) and the OpenAI-compatible REST endpoint.
 //
 // The gRPC server checks each request as Vertex AI does (resource names, Gemini's turn and
-// function-response rules, tool declarations, Claude bodies through anthropicfake's
-// validation) and answers INVALID_ARGUMENT when one is wrong. Otherwise it serves the
-// replies a test scripted, in order: Gemini answers as one response or as a realistic stream
-// (early empty usageMetadata, whole function calls, a final usage), Claude answers as JSON or
-// as Anthropic's event stream cut into HttpBody chunks at awkward places, and failure
-// statuses before or during a stream.
+// function-response rules, tool declarations, media parts and generation settings, Claude
+// bodies through anthropicfake's validation plus the members only Vertex AI takes, such as
+// anthropic_beta, and count-tokens bodies) and answers INVALID_ARGUMENT when one is wrong.
+// Otherwise it serves the replies a test scripted, in order: Gemini answers as one response
+// or as a realistic stream (early empty usageMetadata, thoughts, whole function calls, a
+// final usage), Claude answers as JSON or as Anthropic's event stream cut into HttpBody
+// chunks at awkward places, count-tokens answers, and failure statuses before or during a
+// stream.
 package vertexfake
 
 import (
 	"context"
 	"encoding/json"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,6 +48,8 @@ type Reply struct {
 	Messages []*aiplatformpb.GenerateContentResponse
 	// Claude answers RawPredict with its JSON and StreamRawPredict with its events.
 	Claude *anthropicfake.Answer
+	// InputTokens answers a call of Claude's count-tokens endpoint: {"input_tokens": N}.
+	InputTokens int
 	// Events are streamed instead of Claude's.
 	Events []anthropicfake.Event
 	// Split cuts the event stream into HttpBody chunks; nil is Awkward.
@@ -249,6 +254,12 @@ func (s *Server) RawPredict(ctx context.Context, req *aiplatformpb.RawPredictReq
 	}
 	if rep.Err != nil {
 		return nil, rep.Err
+	}
+	if modelOf(r.Resource) == countModel {
+		if rep.InputTokens <= 0 {
+			return nil, status.Error(codes.Internal, "vertexfake: the reply has no token count")
+		}
+		return &httpbody.HttpBody{ContentType: "application/json", Data: []byte(`{"input_tokens":` + strconv.Itoa(rep.InputTokens) + `}`)}, nil
 	}
 	if rep.Claude == nil {
 		return nil, status.Error(codes.Internal, "vertexfake: the reply has no Claude answer")
