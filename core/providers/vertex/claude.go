@@ -54,13 +54,15 @@ func checkFileRefs(p *llm.Part, path string) *llm.Error {
 }
 
 // filesAPIRef reports a block that names a Files API upload: a container_upload block, or
-// a block whose source is {"type": "file", "file_id": ...}.
+// a block whose source is {"type": "file", "file_id": ...}. The Messages door keeps an
+// image's file source itself as the part's Raw, hence the bare source too.
 func filesAPIRef(block []byte) bool {
 	found := false
 	_ = jsonx.Members(block, func(key string, v []byte) error {
 		switch key {
 		case "type":
-			found = found || string(bytes.TrimSpace(v)) == `"container_upload"`
+			t := string(bytes.TrimSpace(v))
+			found = found || t == `"container_upload"` || t == `"file"`
 		case "source":
 			if jsonx.KindOf(v) == jsonx.Object {
 				_ = jsonx.Members(v, func(key string, v []byte) error {

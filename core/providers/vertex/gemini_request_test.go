@@ -178,3 +178,27 @@ func TestThoughtSignature(t *testing.T) {
 		}
 	}
 }
+
+// TestCloudStorageImages: no door produces them yet, but an image by gs:// URI is Gemini's
+// fileData, its type taken from the media type or the extension; an unknown type is refused.
+func TestCloudStorageImages(t *testing.T) {
+	req := &llm.Request{LateSystem: llm.LateSystemHoist, Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+		{Kind: llm.PartImage, URL: "gs://bucket/photos/cat.JPG"}, {Kind: llm.PartText, Text: "what is it?"}}}}}
+	target := providers.Target{Model: "gemini-2.5-flash"}
+	if oe := checkGemini(req); oe != nil {
+		t.Fatal(oe)
+	}
+	greq := buildGemini(req, "projects/"+vertexfake.Project+"/locations/"+vertexfake.Location+"/publishers/google/models/gemini-2.5-flash", target)
+	fake := &vertexfake.Server{Project: vertexfake.Project, Location: vertexfake.Location}
+	if msg := fake.ValidateGenerate(greq); msg != "" {
+		t.Fatal(msg)
+	}
+	fd := greq.GetContents()[0].GetParts()[0].GetFileData()
+	if fd.GetMimeType() != "image/jpeg" || fd.GetFileUri() != "gs://bucket/photos/cat.JPG" {
+		t.Errorf("file data %v", fd)
+	}
+	req.Messages[0].Parts[0].URL = "gs://bucket/photos/cat"
+	if oe := checkGemini(req); oe == nil || oe.Param != "messages[0].content[0]" {
+		t.Errorf("an image of unknown type: %v", oe)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -36,6 +37,34 @@ func TestGeminiResponseGolden(t *testing.T) {
 			a.Usage.WithTotal() // as the gateway does before answering
 			golden.CheckIndented(t, filepath.Join("testdata", "gemini", "response", name+".golden.json"),
 				openai.AppendChatCompletion(nil, "chatcmpl-golden", 1700000000, "gw/gemini", a))
+		})
+	}
+}
+
+// TestGeminiMessagesResponseGolden converts each GenerateContentResponse in
+// testdata/gemini/messages_response for a client that asked for thinking, and compares the
+// Messages door's message with its golden file: thoughts are a thinking block, consecutive
+// texts one text block, text after calls a block of its own, the cached share apart from
+// input_tokens.
+func TestGeminiMessagesResponseGolden(t *testing.T) {
+	for _, name := range golden.Cases(t, "gemini/messages_response", ".json") {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "gemini", "messages_response", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp aiplatformpb.GenerateContentResponse
+			if err := protojson.Unmarshal(raw, &resp); err != nil {
+				t.Fatal(err)
+			}
+			a, err := geminiAnswer(&resp, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			giveIDs(a)
+			a.Usage.WithTotal()
+			golden.CheckIndented(t, filepath.Join("testdata", "gemini", "messages_response", name+".golden.json"),
+				messages.AppendMessage(nil, "msg_golden", "gw/gemini", a))
 		})
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
+
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
@@ -170,5 +172,48 @@ func collect(s llm.Stream) (llm.Delta, error) {
 			return last, err
 		}
 		last = d
+	}
+}
+
+// TestOversizedAnswers: an upstream cannot make the gateway buffer more than it reads. A
+// gRPC message above the receive limit (32 MB; here lowered to 1 KB) fails the call as
+// unavailable, worth another route, not as the quota error gRPC's own status code would
+// suggest; a partner model's answer of 100,000 tool calls is refused by openaicompat's
+// bounded parser rather than decoded whole.
+func TestOversizedAnswers(t *testing.T) {
+	fake := vertexfake.New()
+	defer fake.Close()
+	openapi := vertexfake.NewOpenAPI()
+	defer openapi.Close()
+	pp, err := New(&config.Connection{Kind: Kind, Project: vertexfake.Project, Location: vertexfake.Location, Endpoint: fake.Addr,
+		Insecure: true, BaseURL: openapi.URL}, providers.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provider)
+	if p.maxRecv != 32<<20 {
+		t.Fatalf("receive limit %d, want 32 MB", p.maxRecv)
+	}
+	p.maxRecv = 1 << 10
+	big := &vertexfake.Answer{Text: strings.Repeat("word ", 1000)}
+	fake.Enqueue(vertexfake.Reply{Gemini: big}, vertexfake.Reply{Messages: []*aiplatformpb.GenerateContentResponse{big.Response()}})
+	req := chat(t, `{"model":"gw","messages":[{"role":"user","content":"hi"}]}`)
+	target := providers.Target{Model: "gemini-2.5-flash"}
+	_, err = p.Generate(context.Background(), req, target)
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.Unavailable || !strings.Contains(pe.Message, "larger than") {
+		t.Errorf("whole answer: %v", err)
+	}
+	if _, err := p.Stream(context.Background(), req, target); !errors.As(err, &pe) || pe.Class != providers.Unavailable {
+		t.Errorf("stream message: %v", err)
+	}
+
+	// 100,000 tool calls in 5 MB: encoding/json would build them all.
+	calls := strings.Repeat(`{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}},`, 100_000)
+	openapi.Fake.Enqueue(openaifake.Reply{Body: []byte(`{"choices":[{"message":{"content":null,"tool_calls":[` +
+		strings.TrimSuffix(calls, ",") + `]},"finish_reason":"tool_calls"}]}`)})
+	_, err = p.Generate(context.Background(), req, providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"})
+	if !errors.As(err, &pe) || pe.Class != providers.Unavailable || !strings.Contains(pe.Message, "tool calls") {
+		t.Errorf("an answer of 100,000 tool calls: %v", err)
 	}
 }
