@@ -30,12 +30,12 @@ var geminiImageTypes = map[string]bool{
 // system message after the conversation began on the chat door, empty turns, tool input
 // that is not an object, strict tools, function names Vertex AI refuses, schemas that do not
 // describe an object, a one-call limit (disable_parallel_tool_use: Gemini may return several
-// calls), more than 5 stop sequences, images by http(s) URL and image types Gemini does not
-// read. Accepted as documented approximations: cache_control (Gemini caches implicitly),
+// calls), more than 5 stop sequences, a thinking budget for a model that cannot think,
+// images by http(s) URL and image types Gemini does not read. Accepted as documented approximations: cache_control (Gemini caches implicitly),
 // defer_loading tools (sent as ordinary tools), earlier turns' thinking (not sent), adaptive
 // thinking and effort (see thinkingConfig), and anthropic-beta flags, which only unlock
 // request features that are checked here each on their own.
-func checkGemini(req *llm.Request) *llm.Error {
+func checkGemini(req *llm.Request, model string) *llm.Error {
 	if oe := openaicompat.CheckParts(req, "Gemini"); oe != nil {
 		return oe
 	}
@@ -63,6 +63,9 @@ func checkGemini(req *llm.Request) *llm.Error {
 	}
 	if len(req.Stop) > maxStopSequences {
 		return llm.Unsupported("stop_sequences", "Gemini takes at most 5 stop sequences")
+	}
+	if th := req.Thinking; th != nil && th.Type == llm.ThinkingEnabled && !thinks(model) {
+		return llm.Unsupported("thinking", modelName(model)+" does not think: use thinking {\"type\":\"adaptive\"} or a model that thinks")
 	}
 	return nil
 }

@@ -307,7 +307,9 @@ func generationConfig(req *llm.Request, t providers.Target) *aiplatformpb.Genera
 		g.TopK = ptr(float32(*k))
 	}
 	g.StopSequences = req.Stop
-	g.ThinkingConfig = thinkingConfig(req)
+	if thinks(t.Model) {
+		g.ThinkingConfig = thinkingConfig(req)
+	}
 	if g.MaxOutputTokens == nil && g.Temperature == nil && g.TopP == nil && g.TopK == nil && len(g.StopSequences) == 0 && g.ThinkingConfig == nil {
 		return nil
 	}
@@ -322,7 +324,9 @@ var effortBudgets = map[string]int32{"low": 1024, "medium": 8192, "high": 24576}
 // adaptive (or none) leaves the budget to the model, unless an effort (output_config.effort)
 // names one through effortBudgets; disabled, Anthropic's default, is Gemini's default too.
 // Thoughts are asked for (includeThoughts) whenever the client asked for thinking and did
-// not ask to have it omitted, so a Messages client sees them as thinking blocks.
+// not ask to have it omitted, so a Messages client sees them as thinking blocks. A model
+// that cannot think gets none of it (see thinks): adaptive thinking and an effort are then
+// honoured by the model deciding not to think, and checkGemini refused a budget.
 func thinkingConfig(req *llm.Request) *aiplatformpb.GenerationConfig_ThinkingConfig {
 	th := req.Thinking
 	if th != nil && th.Type == llm.ThinkingDisabled {
@@ -391,11 +395,29 @@ func mustDecode(s string) []byte {
 // Gemini 1.x and 2.x models, which predate signature validation and are left exactly as
 // before; for every other (newer or unknown) model.
 func needsSignature(model string) bool {
+	m := modelName(model)
+	return !strings.HasPrefix(m, "gemini-1") && !strings.HasPrefix(m, "gemini-2")
+}
+
+// thinks reports whether a model can think: not the Gemini 1.x and 2.0 models (but 2.0's
+// thinking experiments), which refuse a thinkingConfig; every other (newer or unknown)
+// model.
+func thinks(model string) bool {
+	m := modelName(model)
+	if strings.HasPrefix(m, "gemini-2.0") {
+		return strings.Contains(m, "thinking")
+	}
+	return !strings.HasPrefix(m, "gemini-1")
+}
+
+// modelName is the model id of a route's model, lower-cased, without a resource path or a
+// publisher prefix.
+func modelName(model string) string {
 	m := strings.ToLower(model)
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
 		m = m[i+1:]
 	}
-	return !strings.HasPrefix(m, "gemini-1") && !strings.HasPrefix(m, "gemini-2")
+	return m
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -117,13 +117,13 @@ func TestCheckGemini(t *testing.T) {
 		{"broken arguments", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}]}`, "messages[1].tool_calls[0].function.arguments"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			oe := checkGemini(chat(t, tt.body))
+			oe := checkGemini(chat(t, tt.body), "gemini-2.5-flash")
 			if oe == nil || oe.Status != 400 || oe.Param != tt.param {
 				t.Fatalf("got %v, want a 400 naming %s", oe, tt.param)
 			}
 		})
 	}
-	if oe := checkGemini(chat(t, `{"model":"m","temperature":2,"messages":[{"role":"developer","content":"d"},{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"_f_v2-x","parameters":{"properties":{}}}}]}`)); oe != nil {
+	if oe := checkGemini(chat(t, `{"model":"m","temperature":2,"messages":[{"role":"developer","content":"d"},{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"_f_v2-x","parameters":{"properties":{}}}}]}`), "gemini-2.5-flash"); oe != nil {
 		t.Errorf("refused a request Gemini accepts: %v", oe)
 	}
 }
@@ -179,13 +179,53 @@ func TestThoughtSignature(t *testing.T) {
 	}
 }
 
+// TestThinkingModels: a model that cannot think is sent no thinkingConfig: adaptive thinking
+// and an effort are the model deciding not to think, and a budget is refused.
+func TestThinkingModels(t *testing.T) {
+	for model, want := range map[string]bool{
+		"gemini-2.5-flash": true, "gemini-3-pro-preview": true, "my-tuned-model": true, "gemini-2.0-flash-thinking-exp-01-21": true,
+		"gemini-2.0-flash-001": false, "google/gemini-2.0-flash-lite": false, "gemini-1.5-pro-002": false,
+	} {
+		if got := thinks(model); got != want {
+			t.Errorf("thinks(%q) = %v", model, got)
+		}
+	}
+	adaptive := anthropicMessages(t, `{"model":"gw","max_tokens":2000,"thinking":{"type":"adaptive"},"output_config":{"effort":"low"},"messages":[{"role":"user","content":"hi"}]}`)
+	budget := anthropicMessages(t, `{"model":"gw","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"}]}`)
+	for _, tt := range []struct {
+		model  string
+		config string // the thinkingConfig of the adaptive request
+	}{
+		{"gemini-2.5-flash", `{"includeThoughts":true,"thinkingBudget":1024}`},
+		{"gemini-2.0-flash-001", `null`},
+	} {
+		target := providers.Target{Model: tt.model}
+		if oe := checkGemini(adaptive, tt.model); oe != nil {
+			t.Fatalf("%s refused adaptive thinking: %v", tt.model, oe)
+		}
+		got := "null"
+		if tc := buildGemini(adaptive, "m", target).GetGenerationConfig().GetThinkingConfig(); tc != nil {
+			got = string(protoJSON(t, tc))
+		}
+		var a, b any
+		_ = json.Unmarshal([]byte(got), &a)
+		_ = json.Unmarshal([]byte(tt.config), &b)
+		if mustMarshal(a) != mustMarshal(b) {
+			t.Errorf("%s: thinking config %s, want %s", tt.model, got, tt.config)
+		}
+	}
+	if oe := checkGemini(budget, "gemini-2.0-flash-001"); oe == nil || oe.Param != "thinking" {
+		t.Errorf("a budget for a model that cannot think: %v", oe)
+	}
+}
+
 // TestCloudStorageImages: no door produces them yet, but an image by gs:// URI is Gemini's
 // fileData, its type taken from the media type or the extension; an unknown type is refused.
 func TestCloudStorageImages(t *testing.T) {
 	req := &llm.Request{LateSystem: llm.LateSystemHoist, Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
 		{Kind: llm.PartImage, URL: "gs://bucket/photos/cat.JPG"}, {Kind: llm.PartText, Text: "what is it?"}}}}}
 	target := providers.Target{Model: "gemini-2.5-flash"}
-	if oe := checkGemini(req); oe != nil {
+	if oe := checkGemini(req, target.Model); oe != nil {
 		t.Fatal(oe)
 	}
 	greq := buildGemini(req, "projects/"+vertexfake.Project+"/locations/"+vertexfake.Location+"/publishers/google/models/gemini-2.5-flash", target)
@@ -198,7 +238,7 @@ func TestCloudStorageImages(t *testing.T) {
 		t.Errorf("file data %v", fd)
 	}
 	req.Messages[0].Parts[0].URL = "gs://bucket/photos/cat"
-	if oe := checkGemini(req); oe == nil || oe.Param != "messages[0].content[0]" {
+	if oe := checkGemini(req, target.Model); oe == nil || oe.Param != "messages[0].content[0]" {
 		t.Errorf("an image of unknown type: %v", oe)
 	}
 }

@@ -45,7 +45,9 @@
 //     high 24576: Google's own mapping of reasoning_effort); disabled is Gemini's default.
 //     When the client asked for thinking (and not for it to be omitted) thoughts are asked
 //     for (includeThoughts) and come back as thinking parts and deltas; otherwise thought
-//     parts are never returned. cache_control is accepted (Gemini caches implicitly),
+//     parts are never returned. Models that cannot think (Gemini 1.x and 2.0) get no
+//     thinking settings: adaptive thinking and efforts are them deciding not to think, and
+//     a budget is refused. cache_control is accepted (Gemini caches implicitly),
 //     defer_loading tools are ordinary tools, anthropic-beta flags only unlock features
 //     checked on their own; Anthropic-only blocks, fields and server tools are refused.
 //   - Gemini answers: the stop is tool_use whenever a call was returned (Gemini says STOP),
@@ -200,7 +202,7 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	case MaaS:
 		return checkMaaS(req)
 	}
-	return checkGemini(req)
+	return checkGemini(req, t.Model)
 }
 
 // Generate makes a non-streaming call.

@@ -89,6 +89,10 @@ func (s *Server) ValidateGenerate(req *aiplatformpb.GenerateContentRequest) stri
 		if tc := g.GetThinkingConfig(); tc != nil && tc.ThinkingBudget != nil && *tc.ThinkingBudget < -1 {
 			return "generation_config.thinking_config.thinking_budget must be -1 (dynamic), 0 or positive"
 		}
+		if m := modelOf(req.GetModel()); g.GetThinkingConfig() != nil &&
+			(strings.HasPrefix(m, "gemini-1") || strings.HasPrefix(m, "gemini-2.0") && !strings.Contains(m, "thinking")) {
+			return "Unable to submit request because thinking_config is not supported by this model."
+		}
 	}
 	var calls []string // the function calls of the previous model turn
 	for i, c := range contents {
