@@ -394,24 +394,31 @@ func TestMessagesFailover(t *testing.T) {
 	}
 }
 
-// TestMessagesCountTokens: count_tokens on a Claude route is Vertex AI's count-tokens
-// rawPredict (the model named in the body, the betas with it), answered as exact; a Gemini
-// route cannot count, so the gateway estimates and says so.
+// TestMessagesCountTokens: count_tokens is exact on a Claude route (Vertex AI's count-tokens
+// rawPredict, the model named in the body, the betas with it) and on a Gemini route
+// (LlmUtilityService.CountTokens of the translated request); a partner model cannot count,
+// so the gateway estimates and says so.
 func TestMessagesCountTokens(t *testing.T) {
 	h := newHarness(t)
-	h.fake.Enqueue(vertexfake.Reply{InputTokens: 1234})
+	h.fake.Enqueue(vertexfake.Reply{InputTokens: 1234}, vertexfake.Reply{InputTokens: 321})
 	client := anthropicClient(h, aoption.WithHeader("anthropic-beta", "token-counting-2024-11-01"))
 	params := anthropic.MessageCountTokensParams{Model: "gw/claude",
 		System:   anthropic.MessageCountTokensParamsSystemUnion{OfTextBlockArray: []anthropic.TextBlockParam{{Text: "Be brief."}}},
 		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("How many tokens is this?"))},
 		Tools:    []anthropic.MessageCountTokensToolUnionParam{{OfTool: weatherTool.OfTool}}}
-	var raw *http.Response
-	n, err := client.Messages.CountTokens(context.Background(), params, aoption.WithResponseInto(&raw))
-	if err != nil {
-		t.Fatalf("%v (fake: %v)", err, lastRejected(h))
+	count := func(model string) (int64, string) {
+		t.Helper()
+		params.Model = model
+		var raw *http.Response
+		n, err := client.Messages.CountTokens(context.Background(), params, aoption.WithResponseInto(&raw))
+		if err != nil {
+			t.Fatalf("%s: %v (fake: %v)", model, err, lastRejected(h))
+		}
+		return n.InputTokens, raw.Header.Get(gateway.HeaderTokenCount)
 	}
-	if n.InputTokens != 1234 || raw.Header.Get(gateway.HeaderTokenCount) != "exact" {
-		t.Errorf("%d tokens, %s %q", n.InputTokens, gateway.HeaderTokenCount, raw.Header.Get(gateway.HeaderTokenCount))
+
+	if n, how := count("gw/claude"); n != 1234 || how != "exact" {
+		t.Errorf("claude: %d tokens, %s %q", n, gateway.HeaderTokenCount, how)
 	}
 	got := h.fake.Last()
 	var model, version string
@@ -422,15 +429,21 @@ func TestMessagesCountTokens(t *testing.T) {
 		t.Errorf("%s %s %s", got.Method, got.Resource, got.Body)
 	}
 
-	params.Model = "gw/gemini"
-	n, err = client.Messages.CountTokens(context.Background(), params, aoption.WithResponseInto(&raw))
-	if err != nil {
-		t.Fatal(err)
+	if n, how := count("gw/gemini"); n != 321 || how != "exact" {
+		t.Errorf("gemini: %d tokens, %q", n, how)
 	}
-	if n.InputTokens <= 0 || raw.Header.Get(gateway.HeaderTokenCount) != "estimate" {
-		t.Errorf("gemini: %d tokens, %q", n.InputTokens, raw.Header.Get(gateway.HeaderTokenCount))
+	got = h.fake.Last()
+	g := got.Generate
+	if got.Method != "CountTokens" || got.Resource != "projects/fngate-test/locations/europe-west4/publishers/google/models/gemini-2.5-flash" ||
+		g.GetSystemInstruction().GetParts()[0].GetText() != "Be brief." || g.GetContents()[0].GetParts()[0].GetText() != "How many tokens is this?" ||
+		g.GetTools()[0].GetFunctionDeclarations()[0].GetName() != "get_weather" {
+		t.Errorf("%s %s %v", got.Method, got.Resource, g)
 	}
-	if len(h.fake.Requests()) != 1 {
-		t.Errorf("Vertex AI got %d calls, want the one count-tokens call", len(h.fake.Requests()))
+
+	if n, how := count("gw/llama"); n <= 0 || how != "estimate" {
+		t.Errorf("partner model: %d tokens, %q", n, how)
+	}
+	if len(h.fake.Requests()) != 2 || len(h.openapi.Seen()) != 0 {
+		t.Errorf("Vertex AI got %d gRPC and %d REST calls, want the two counts", len(h.fake.Requests()), len(h.openapi.Seen()))
 	}
 }

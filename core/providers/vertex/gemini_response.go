@@ -24,6 +24,25 @@ func (p *Provider) geminiGenerate(ctx context.Context, req *llm.Request, t provi
 	return geminiAnswer(resp, showThoughts(req))
 }
 
+// geminiCount counts the input Gemini would read for req: its contents, system instruction,
+// tools and generation settings, translated as for a call.
+func (p *Provider) geminiCount(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
+	client, err := p.utilityClient()
+	if err != nil {
+		return 0, err
+	}
+	g := buildGemini(req, p.geminiModel(t.Model), t)
+	resp, err := client.CountTokens(ctx, &aiplatformpb.CountTokensRequest{Endpoint: g.Model, Model: g.Model, Contents: g.Contents,
+		SystemInstruction: g.SystemInstruction, Tools: g.Tools, GenerationConfig: g.GenerationConfig})
+	if err != nil {
+		return 0, callError(ctx, err, Gemini, false)
+	}
+	if resp.GetTotalTokens() <= 0 {
+		return 0, &providers.Error{Class: providers.Unavailable, Provider: Name, Message: "the token count is missing"}
+	}
+	return int(resp.GetTotalTokens()), nil
+}
+
 // geminiAnswer converts a GenerateContent answer: consecutive text parts join into one text
 // part, consecutive thoughts into one thinking part (when thoughts, which the request asked
 // Gemini to include, are to be shown; never otherwise), and each function call is a tool_use

@@ -7,14 +7,15 @@
 //	                    and the hosts and resource names of a connection
 //	gemini_check.go     what a Gemini route refuses (checkGemini)
 //	gemini_request.go   llm.Request -> GenerateContentRequest
-//	gemini_response.go  GenerateContentResponse -> llm.Answer: stop reasons, usage, thoughts
+//	gemini_response.go  GenerateContentResponse -> llm.Answer: stop reasons, usage, thoughts;
+//	                    GenerateContent and CountTokens calls
 //	gemini_stream.go    StreamGenerateContent messages -> llm.Delta
 //	claude.go           RawPredict / StreamRawPredict carrying the anthropic package's body,
 //	                    and the count-tokens endpoint
 //	maas.go             the OpenAI-compatible endpoint (endpoints/openapi) over REST, through
 //	                    openaicompat's body writer, checks, parser and stream translator
 //	errors.go           gRPC statuses -> classified provider errors
-//	transport.go        credentials and the gRPC client, made once on first use
+//	transport.go        credentials and the gRPC clients, each made once on first use
 //
 // The package has no build tag of its own: the Lambda bootstrap links it only when built
 // with -tags vertex (functions/lambda/providers_vertex.go), since aiplatform's gRPC stack
@@ -63,7 +64,9 @@
 //     into system (Vertex AI's fixed API version predates system messages in place). For a
 //     Messages door client the upstream's answer and events pass through verbatim.
 //     Token counting is the count-tokens rawPredict (the same body with the model named,
-//     without output maximum, sampling or stream); other families do not count.
+//     without output maximum, sampling or stream).
+//   - Token counting on gemini routes is LlmUtilityService.CountTokens of the translated
+//     request (its own gRPC client, made on the first count); partner models do not count.
 //   - MaaS: the OpenAI wire with the route's model; what the endpoint does not document
 //     (strict tools, a named tool_choice, top_k, thinking budgets and efforts, http(s)
 //     images) is refused, since it ignores unknown settings without a word. Streams end at
@@ -124,9 +127,10 @@ type Provider struct {
 	// HttpBody chunk), as maxResponseBody bounds a REST answer.
 	maxRecv int
 
-	mu     sync.Mutex // guards building creds and client, once each
-	creds  atomic.Pointer[auth.Credentials]
-	client atomic.Pointer[aiplatform.PredictionClient]
+	mu      sync.Mutex // guards building creds and the clients, once each
+	creds   atomic.Pointer[auth.Credentials]
+	client  atomic.Pointer[aiplatform.PredictionClient]
+	utility atomic.Pointer[aiplatform.LlmUtilityClient] // made on the first Gemini count
 }
 
 var (
@@ -236,19 +240,23 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Tar
 	return p.geminiStream(ctx, req, t)
 }
 
-// CountTokens counts the input of req exactly on a claude route, through Vertex AI's
-// count-tokens rawPredict. Gemini and partner-model routes have no counter here: their
-// refusal is an unsupported failure, so the gateway asks the next route or estimates.
+// CountTokens counts the input of req exactly: on a claude route through Vertex AI's
+// count-tokens rawPredict, on a gemini route through LlmUtilityService.CountTokens.
+// Partner-model routes have no counter: their refusal is an unsupported failure, so the
+// gateway asks the next route or estimates.
 func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
 	fam, ok := Classify(t)
 	if !ok {
 		return 0, refused(badAPI(t))
 	}
-	if fam != Claude {
-		return 0, &providers.Error{Class: providers.Unsupported, Provider: Name,
-			Message: "token counting is served on Vertex AI's Claude models only"}
+	switch fam {
+	case Claude:
+		return p.claudeCount(ctx, req, t)
+	case Gemini:
+		return p.geminiCount(ctx, req, t)
 	}
-	return p.claudeCount(ctx, req, t)
+	return 0, &providers.Error{Class: providers.Unsupported, Provider: Name,
+		Message: "Vertex AI's OpenAI-compatible endpoint cannot count tokens"}
 }
 
 // refused reports a request the planner should have kept away (Check refuses the same). A
