@@ -2,6 +2,7 @@ package openaicompat
 
 import (
 	"io"
+	"net/http"
 
 	"github.com/fngate/fngate/core/llm"
 )
@@ -13,4 +14,17 @@ import (
 // implements llm.Pending, and closes body.
 func NewStream(body io.ReadCloser, provider string) llm.Stream {
 	return newStream(body, provider)
+}
+
+// ReadAnswer reads and parses a whole chat.completion from a 2xx resp, for the same providers
+// as NewStream, with this package's bounds: at most 32 MB read, nesting and tool calls
+// bounded by the one-pass parser (wireparse.go), never encoding/json into unbounded types.
+// An unreadable answer, or one without choices, is an unavailable *providers.Error naming
+// provider. It does not close resp.Body.
+func ReadAnswer(resp *http.Response, provider string) (*llm.Answer, error) {
+	var out completion
+	if err := readCompletion(resp, &out, provider); err != nil {
+		return nil, err
+	}
+	return out.answer(llm.OpChat), nil
 }

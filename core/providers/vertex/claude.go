@@ -1,13 +1,16 @@
 package vertex
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"strconv"
 
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 	"google.golang.org/genproto/googleapis/api/httpbody"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/jsonx"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
 )
@@ -15,52 +18,112 @@ import (
 // vertexAnthropicVersion is the API version Claude on Vertex AI requires in the body.
 const vertexAnthropicVersion = "vertex-2023-10-16"
 
-// claudeBody is the anthropic package's Messages body as Vertex AI wants it: the model is
-// in the resource name, not the body, and the version travels in the body.
-func claudeBody(req *openai.ChatRequest, t providers.Target, stream bool) (*httpbody.HttpBody, error) {
-	body, oe := anthropic.BuildRequest(req, t, anthropic.RequestOptions{Stream: stream, OmitModel: true, AnthropicVersion: vertexAnthropicVersion})
-	if oe != nil {
-		return nil, refused(oe)
+// checkClaude refuses what Claude on Vertex AI cannot serve: what the anthropic package
+// refuses for any Anthropic-wire route, and references to Anthropic's Files API (a file
+// source, a container_upload block), which only Anthropic's own API can resolve.
+func checkClaude(req *llm.Request) *llm.Error {
+	if oe := anthropic.Check(req); oe != nil {
+		return oe
 	}
-	return &httpbody.HttpBody{ContentType: "application/json", Data: body}, nil
+	for i := range req.System {
+		if oe := checkFileRefs(&req.System[i], "system["+strconv.Itoa(i)+"]"); oe != nil {
+			return oe
+		}
+	}
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		for j := range m.Parts {
+			if oe := checkFileRefs(&m.Parts[j], "messages["+strconv.Itoa(i)+"].content["+strconv.Itoa(j)+"]"); oe != nil {
+				return oe
+			}
+		}
+	}
+	return nil
 }
 
-// claudeChat makes one RawPredict call; the answer is a Messages response.
-func (p *Provider) claudeChat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
-	body, err := claudeBody(req, t, false)
-	if err != nil {
-		return nil, err
+func checkFileRefs(p *llm.Part, path string) *llm.Error {
+	for j := range p.Content {
+		if oe := checkFileRefs(&p.Content[j], path+".content["+strconv.Itoa(j)+"]"); oe != nil {
+			return oe
+		}
 	}
+	if p.Raw == nil || !filesAPIRef(p.Raw) {
+		return nil
+	}
+	return llm.Unsupported(path, path+": Anthropic Files API references are not available on Vertex AI: send the file's content instead")
+}
+
+// filesAPIRef reports a block that names a Files API upload: a container_upload block, or
+// a block whose source is {"type": "file", "file_id": ...}. The Messages door keeps an
+// image's file source itself as the part's Raw, hence the bare source too.
+func filesAPIRef(block []byte) bool {
+	found := false
+	_ = jsonx.Members(block, func(key string, v []byte) error {
+		switch key {
+		case "type":
+			t := string(bytes.TrimSpace(v))
+			found = found || t == `"container_upload"` || t == `"file"`
+		case "source":
+			if jsonx.KindOf(v) == jsonx.Object {
+				_ = jsonx.Members(v, func(key string, v []byte) error {
+					found = found || key == "type" && string(bytes.TrimSpace(v)) == `"file"`
+					return nil
+				})
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// claudeOptions is the anthropic package's Messages body as Vertex AI wants it:
+//   - no "model" (the resource name carries it) and anthropic_version in the body;
+//   - the client's anthropic-beta flags as "anthropic_beta" in the body. The call is a gRPC
+//     RawPredict whose only payload is this HttpBody: no HTTP header reaches the model, and
+//     LiteLLM's Vertex AI transformation (vertex_ai_partner_models/anthropic) sends the
+//     flags as the body's anthropic_beta list for the same reason;
+//   - system messages inside the conversation hoisted into "system" (the Messages door's
+//     LateSystem rule; the chat door's Check refused them already): Vertex AI fixes the API
+//     version at vertex-2023-10-16, whose rules predate a system role in messages, and the
+//     client's anthropic-version header cannot be forwarded over it.
+func claudeOptions(stream bool) anthropic.RequestOptions {
+	return anthropic.RequestOptions{Stream: stream, OmitModel: true, AnthropicVersion: vertexAnthropicVersion, BetasInBody: true}
+}
+
+func claudeBody(req *llm.Request, t providers.Target, stream bool) *httpbody.HttpBody {
+	return &httpbody.HttpBody{ContentType: "application/json", Data: anthropic.BuildRequest(req, t, claudeOptions(stream))}
+}
+
+// claudeGenerate makes one RawPredict call; the answer is a Messages response, kept whole
+// for a Messages door client (llm.Answer.Raw).
+func (p *Provider) claudeGenerate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
 	client, err := p.predictionClient()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.RawPredict(ctx, &aiplatformpb.RawPredictRequest{Endpoint: p.claudeEndpoint(t.Model), HttpBody: body})
+	resp, err := client.RawPredict(ctx, &aiplatformpb.RawPredictRequest{Endpoint: p.claudeEndpoint(t.Model), HttpBody: claudeBody(req, t, false)})
 	if err != nil {
 		return nil, callError(ctx, err, Claude, false)
 	}
-	c, err := anthropic.ParseResponse(resp.GetData())
+	a, err := anthropic.ParseResponse(resp.GetData())
 	if err != nil {
-		return nil, &providers.Error{Class: providers.Unavailable, Provider: Name, Message: "unreadable response: " + err.Error(), Err: err}
+		return nil, providers.AsError(ctx, err, Name)
 	}
-	return c, nil
+	return a, nil
 }
 
 // claudeStream starts a StreamRawPredict call and receives its first chunk before
 // returning, for the same reason as geminiStream. The chunks carry Anthropic's event stream
 // cut anywhere (inside a line, a JSON text, a UTF-8 character): they are read as one byte
-// stream by the anthropic package's translator.
-func (p *Provider) claudeStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
-	body, err := claudeBody(req, t, true)
-	if err != nil {
-		return nil, err
-	}
+// stream by the anthropic package's translator, which passes the events through verbatim
+// to a Messages door client.
+func (p *Provider) claudeStream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
 	client, err := p.predictionClient()
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	rs, err := client.StreamRawPredict(sctx, &aiplatformpb.StreamRawPredictRequest{Endpoint: p.claudeEndpoint(t.Model), HttpBody: body})
+	rs, err := client.StreamRawPredict(sctx, &aiplatformpb.StreamRawPredictRequest{Endpoint: p.claudeEndpoint(t.Model), HttpBody: claudeBody(req, t, true)})
 	if err != nil {
 		cancel()
 		return nil, callError(ctx, err, Claude, false)
@@ -76,7 +139,35 @@ func (p *Provider) claudeStream(ctx context.Context, req *openai.ChatRequest, t 
 	} else {
 		r.buf = first.GetData()
 	}
-	return anthropic.NewStream(ctx, r, Name), nil
+	return anthropic.NewStream(ctx, r, Name, req.PassThrough == llm.WireAnthropic), nil
+}
+
+// claudeCount asks the count-tokens endpoint: the Messages count body (no output maximum,
+// sampling or stream) with the model named in it, anthropic_version and the betas as for a
+// call. The answer is {"input_tokens": N}.
+func (p *Provider) claudeCount(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
+	endpoint, id, ok := p.countEndpoint(t.Model)
+	if !ok {
+		return 0, &providers.Error{Class: providers.Unsupported, Provider: Name,
+			Message: "the route's model " + quoteString(t.Model) + " has no count-tokens endpoint"}
+	}
+	opt := claudeOptions(false)
+	opt.OmitModel, opt.Count = false, true
+	body := anthropic.BuildRequest(req, providers.Target{Model: id, API: t.API, MaxOutputTokens: t.MaxOutputTokens}, opt)
+	client, err := p.predictionClient()
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.RawPredict(ctx, &aiplatformpb.RawPredictRequest{Endpoint: endpoint,
+		HttpBody: &httpbody.HttpBody{ContentType: "application/json", Data: body}})
+	if err != nil {
+		return 0, callError(ctx, err, Claude, false)
+	}
+	n, err := anthropic.ParseCount(bytes.NewReader(resp.GetData()))
+	if err != nil {
+		return 0, providers.AsError(ctx, err, Name)
+	}
+	return n, nil
 }
 
 // chunkReader reads the HttpBody chunks of a stream as one byte stream. A failure status

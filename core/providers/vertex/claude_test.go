@@ -3,6 +3,7 @@ package vertex
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
@@ -42,7 +43,7 @@ func chunks(parts [][]byte, end error) func() (*httpbody.HttpBody, error) {
 func claudeTranscript(t *testing.T, parts [][]byte, end error) []byte {
 	t.Helper()
 	r := &chunkReader{ctx: context.Background(), recv: chunks(parts, end), cancel: func() {}}
-	return transcript(t, anthropic.NewStream(context.Background(), r, Name))
+	return transcript(t, anthropic.NewStream(context.Background(), r, Name, false))
 }
 
 // TestChunkReaderAnyCut: however the HttpBody chunks cut the event stream (one byte at a
@@ -87,7 +88,7 @@ func TestChunkReaderFailures(t *testing.T) {
 		{io.EOF, providers.StreamBroken},
 	} {
 		r := &chunkReader{ctx: context.Background(), recv: chunks(half, tt.end), cancel: func() {}}
-		s := anthropic.NewStream(context.Background(), r, Name)
+		s := anthropic.NewStream(context.Background(), r, Name, false)
 		var err error
 		for err == nil {
 			_, err = s.Next()
@@ -96,5 +97,48 @@ func TestChunkReaderFailures(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Class != tt.class {
 			t.Errorf("%v: got %v, want %s", tt.end, err, tt.class)
 		}
+	}
+}
+
+// TestClaudeBodies: the Messages body Claude on Vertex AI gets from a Messages door request:
+// anthropic_version in the body, no model, the client's betas as anthropic_beta, and a
+// system message inside the conversation hoisted into system; the count-tokens body names
+// the model (without the resource path) and has no output maximum or stream.
+func TestClaudeBodies(t *testing.T) {
+	req := anthropicMessages(t, `{"model":"gw/claude","max_tokens":2048,"stream":true,"system":"Be brief.",
+		"thinking":{"type":"enabled","budget_tokens":1024},"metadata":{"user_id":"u1"},
+		"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"system","content":"Now in French."},{"role":"user","content":"ça va?"}]}`,
+		"interleaved-thinking-2025-05-14", "context-1m-2025-08-07")
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(claudeBody(req, providers.Target{Model: "claude-sonnet-4-5@20250929"}, true).GetData(), &body); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"anthropic_version": `"vertex-2023-10-16"`,
+		"anthropic_beta":    `["interleaved-thinking-2025-05-14","context-1m-2025-08-07"]`,
+		"system":            `[{"type":"text","text":"Be brief."},{"type":"text","text":"Now in French."}]`,
+		"messages":          `[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"assistant","content":[{"type":"text","text":"hello"}]},{"role":"user","content":[{"type":"text","text":"ça va?"}]}]`,
+		"stream":            `true`,
+		"max_tokens":        `2048`,
+	} {
+		if got := string(body[k]); got != want {
+			t.Errorf("%s: %s, want %s", k, got, want)
+		}
+	}
+	if _, ok := body["model"]; ok {
+		t.Errorf("the body names the model")
+	}
+
+	p := &Provider{project: "p", location: "us-east5"}
+	endpoint, id, ok := p.countEndpoint("claude-sonnet-4-5@20250929")
+	if !ok || endpoint != "projects/p/locations/us-east5/publishers/anthropic/models/count-tokens" || id != "claude-sonnet-4-5@20250929" {
+		t.Errorf("count endpoint %q %q %v", endpoint, id, ok)
+	}
+	if e, id, ok := p.countEndpoint("projects/q/locations/eu/publishers/anthropic/models/claude-haiku-4-5@20251001"); !ok ||
+		e != "projects/q/locations/eu/publishers/anthropic/models/count-tokens" || id != "claude-haiku-4-5@20251001" {
+		t.Errorf("count endpoint of a resource name %q %q %v", e, id, ok)
+	}
+	if _, _, ok := p.countEndpoint("projects/q/locations/eu/endpoints/123"); ok {
+		t.Error("a self-deployed endpoint has a count-tokens endpoint")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -65,6 +66,12 @@ func callError(ctx context.Context, err error, fam Family, afterOutput bool) *pr
 	if !ok {
 		return providers.AsError(ctx, err, Name)
 	}
+	if tooLarge(st) {
+		// gRPC's own refusal of an answer above maxRecv: Vertex AI did answer, with more
+		// than the gateway reads, which is no quota (RESOURCE_EXHAUSTED would say so).
+		return &providers.Error{Class: providers.Unavailable, Status: http.StatusBadGateway, Provider: Name, Err: err,
+			Message: "the answer is larger than the gateway reads: " + st.Message()}
+	}
 	f, known := grpcFailures[st.Code()]
 	if !known {
 		f = grpcFailure{st.Code().String(), http.StatusBadGateway, providers.Unavailable}
@@ -108,4 +115,12 @@ func retryAfter(st *status.Status) string {
 		}
 	}
 	return ""
+}
+
+// tooLarge reports the status grpc-go gives a received message above the call's limit (its
+// rpc_util.go: "grpc: received message larger than max", "... after decompression larger
+// than max").
+func tooLarge(st *status.Status) bool {
+	m := st.Message()
+	return st.Code() == codes.ResourceExhausted && strings.HasPrefix(m, "grpc: ") && strings.Contains(m, "larger than max")
 }

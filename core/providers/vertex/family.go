@@ -3,7 +3,8 @@ package vertex
 import (
 	"strings"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/jsonx"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
@@ -54,8 +55,8 @@ func Classify(t providers.Target) (f Family, ok bool) {
 
 // badAPI is the refusal of a route whose api names no family: a configuration mistake, so
 // a server error rather than the client's 400.
-func badAPI(t providers.Target) *openai.Error {
-	return &openai.Error{Status: 500, Type: openai.TypeServer, Code: "route_misconfigured",
+func badAPI(t providers.Target) *llm.Error {
+	return &llm.Error{Status: 500, Type: llm.TypeServer, Code: "route_misconfigured",
 		Message: "the Vertex AI route for " + t.Model + " has api " + quoteString(t.API) + "; it must be gemini, claude or maas"}
 }
 
@@ -95,5 +96,21 @@ func (p *Provider) claudeEndpoint(model string) string {
 }
 
 func quoteString(s string) string {
-	return string(openai.AppendString(nil, s))
+	return string(jsonx.AppendString(nil, s))
+}
+
+// countEndpoint names Vertex AI's count-tokens endpoint for a Claude route's model, and the
+// model id its body names: one endpoint per project and location serves every Claude model,
+// which the body names. A route naming a full resource outside publishers/anthropic (a
+// self-deployed endpoint) has no count-tokens endpoint (ok false).
+func (p *Provider) countEndpoint(model string) (endpoint, id string, ok bool) {
+	const publisher = "/publishers/anthropic/models/"
+	if !strings.HasPrefix(model, "projects/") {
+		return p.parent() + publisher + "count-tokens", model, true
+	}
+	i := strings.Index(model, publisher)
+	if i < 0 || strings.Contains(model[i+len(publisher):], "/") {
+		return "", "", false
+	}
+	return model[:i] + publisher + "count-tokens", model[i+len(publisher):], true
 }

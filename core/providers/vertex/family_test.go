@@ -38,7 +38,7 @@ func TestClassify(t *testing.T) {
 		t.Error("api openai accepted")
 	}
 	p := &Provider{}
-	if oe := p.CheckChat(chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`), providers.Target{Model: "x", API: "palm"}); oe == nil ||
+	if oe := p.Check(chat(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`), providers.Target{Model: "x", API: "palm"}); oe == nil ||
 		oe.Status != 500 || !strings.Contains(oe.Message, `"palm"`) {
 		t.Errorf("unknown api: %v", oe)
 	}

@@ -703,11 +703,11 @@ func TestMaaSBaseURLQueryIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, oe := openai.DecodeChat([]byte(`{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(`{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}
-	if _, err := p.Chat(context.Background(), req, providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"}); err != nil {
+	if _, err := p.Generate(context.Background(), req, providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"}); err != nil {
 		t.Fatal(err)
 	}
 	seen := openapi.Seen()

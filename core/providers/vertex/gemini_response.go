@@ -4,77 +4,102 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math/rand/v2"
-	"strings"
 
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
-// geminiChat makes one GenerateContent call.
-func (p *Provider) geminiChat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
-	greq, oe := buildGemini(req, p.geminiModel(t.Model), t)
-	if oe != nil {
-		return nil, refused(oe)
-	}
+// geminiGenerate makes one GenerateContent call.
+func (p *Provider) geminiGenerate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
 	client, err := p.predictionClient()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.GenerateContent(ctx, greq)
+	resp, err := client.GenerateContent(ctx, buildGemini(req, p.geminiModel(t.Model), t))
 	if err != nil {
 		return nil, callError(ctx, err, Gemini, false)
 	}
-	return geminiCompletion(resp, newCallID)
+	return geminiAnswer(resp, showThoughts(req))
 }
 
-// geminiCompletion converts a GenerateContent answer. newID mints the ids of the tool calls,
-// which v1's FunctionCall does not carry.
-func geminiCompletion(resp *aiplatformpb.GenerateContentResponse, newID func() string) (*openai.Completion, error) {
-	c := &openai.Completion{}
+// geminiCount counts the input Gemini would read for req: its contents, system instruction,
+// tools and generation settings, translated as for a call.
+func (p *Provider) geminiCount(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
+	client, err := p.utilityClient()
+	if err != nil {
+		return 0, err
+	}
+	g := buildGemini(req, p.geminiModel(t.Model), t)
+	resp, err := client.CountTokens(ctx, &aiplatformpb.CountTokensRequest{Endpoint: g.Model, Model: g.Model, Contents: g.Contents,
+		SystemInstruction: g.SystemInstruction, Tools: g.Tools, GenerationConfig: g.GenerationConfig})
+	if err != nil {
+		return 0, callError(ctx, err, Gemini, false)
+	}
+	if resp.GetTotalTokens() <= 0 {
+		return 0, &providers.Error{Class: providers.Unavailable, Provider: Name, Message: "the token count is missing"}
+	}
+	return int(resp.GetTotalTokens()), nil
+}
+
+// geminiAnswer converts a GenerateContent answer: consecutive text parts join into one text
+// part, consecutive thoughts into one thinking part (when thoughts, which the request asked
+// Gemini to include, are to be shown; never otherwise), and each function call is a tool_use
+// part. v1's FunctionCall carries no id: the gateway gives each call one.
+func geminiAnswer(resp *aiplatformpb.GenerateContentResponse, thoughts bool) (*llm.Answer, error) {
+	a := &llm.Answer{}
 	if u := geminiUsage(resp.GetUsageMetadata()); u != nil {
-		c.Usage = *u
+		a.Usage = *u
 	}
 	if len(resp.GetCandidates()) == 0 {
 		if promptBlocked(resp) {
-			c.FinishReason = openai.FinishContentFilter
-			return c, nil
+			a.Stop = llm.StopContentFilter
+			return a, nil
 		}
 		return nil, &providers.Error{Class: providers.Unavailable, Provider: Name, Message: "the response has no candidates"}
 	}
 	cand := resp.GetCandidates()[0]
-	var text strings.Builder
+	calls := 0
 	for _, part := range cand.GetContent().GetParts() {
-		if s, call := readPart(part, newID); call != nil {
-			c.ToolCalls = append(c.ToolCalls, *call)
-		} else {
-			text.WriteString(s)
+		pt, ok := readPart(part, thoughts)
+		if !ok {
+			continue
 		}
+		if n := len(a.Parts); n > 0 && pt.Kind != llm.PartToolUse && a.Parts[n-1].Kind == pt.Kind {
+			a.Parts[n-1].Text += pt.Text
+			continue
+		}
+		if pt.Kind == llm.PartToolUse {
+			calls++
+		}
+		a.Parts = append(a.Parts, pt)
 	}
-	if text.Len() > 0 {
-		s := text.String()
-		c.Content = &s
-	}
-	c.FinishReason = finishReason(cand.GetFinishReason(), len(c.ToolCalls) > 0)
-	return c, nil
+	a.Stop = stopReason(cand.GetFinishReason(), calls > 0)
+	return a, nil
 }
 
-// readPart returns a part's text, or the tool call it makes. Thoughts, and parts the gateway
-// has no OpenAI form for (code execution, inline data), contribute nothing.
-func readPart(part *aiplatformpb.Part, newID func() string) (string, *openai.ToolCall) {
-	if part.GetThought() {
-		return "", nil
-	}
+// readPart returns what a part contributes to the answer: its text, its thought, or the
+// tool call it makes. Empty texts, thoughts not to be shown, and parts the gateway has no
+// form for (code execution, inline data) contribute nothing.
+func readPart(part *aiplatformpb.Part, thoughts bool) (llm.Part, bool) {
 	switch d := part.GetData().(type) {
 	case *aiplatformpb.Part_Text:
-		return d.Text, nil
+		switch {
+		case d.Text == "":
+		case part.GetThought():
+			if thoughts {
+				return llm.Part{Kind: llm.PartThinking, Text: d.Text}, true
+			}
+		default:
+			return llm.Part{Kind: llm.PartText, Text: d.Text}, true
+		}
 	case *aiplatformpb.Part_FunctionCall:
-		return "", &openai.ToolCall{ID: newID(), Type: "function",
-			Function: openai.FunctionCall{Name: d.FunctionCall.GetName(), Arguments: argsJSON(d.FunctionCall)}}
+		if !part.GetThought() {
+			return llm.Part{Kind: llm.PartToolUse, Name: d.FunctionCall.GetName(), Input: argsJSON(d.FunctionCall)}, true
+		}
 	}
-	return "", nil
+	return llm.Part{}, false
 }
 
 // argsJSON renders a call's arguments as the JSON object text OpenAI carries. Keys come out
@@ -92,19 +117,19 @@ func argsJSON(fc *aiplatformpb.FunctionCall) string {
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}))
 }
 
-// finishReason maps Gemini's finish reason. Gemini says STOP after function calls, so any
-// call makes it tool_calls; the safety family is content_filter; everything else that ends
-// an answer is stop.
-func finishReason(r aiplatformpb.Candidate_FinishReason, calls bool) string {
+// stopReason maps Gemini's finish reason. Gemini says STOP after function calls, so any
+// call makes it tool_use; the safety family is content_filter; everything else that ends an
+// answer is a plain end (Gemini does not say which stop sequence matched).
+func stopReason(r aiplatformpb.Candidate_FinishReason, calls bool) llm.StopReason {
 	switch {
 	case calls:
-		return openai.FinishToolCalls
+		return llm.StopToolUse
 	case r == aiplatformpb.Candidate_MAX_TOKENS:
-		return openai.FinishLength
+		return llm.StopMaxTokens
 	case filtered(r):
-		return openai.FinishContentFilter
+		return llm.StopContentFilter
 	}
-	return openai.FinishStop
+	return llm.StopEnd
 }
 
 func filtered(r aiplatformpb.Candidate_FinishReason) bool {
@@ -127,21 +152,23 @@ func promptBlocked(resp *aiplatformpb.GenerateContentResponse) bool {
 // geminiUsage converts one usageMetadata, or returns nil when it reports nothing (streams
 // send empty ones before the last). proto3 cannot tell a zero from an absent count, and no
 // prompt is zero tokens, so a zero prompt or cache count is left out; a reported metadata's
-// completion count is kept even at zero (a blocked answer generated nothing).
-func geminiUsage(m *aiplatformpb.GenerateContentResponse_UsageMetadata) *openai.Usage {
+// output count is kept even at zero (a blocked answer generated nothing). The input is
+// promptTokenCount, cached share included; the output is candidatesTokenCount plus
+// thoughtsTokenCount, the thoughts also as reasoning tokens.
+func geminiUsage(m *aiplatformpb.GenerateContentResponse_UsageMetadata) *llm.Usage {
 	if !reported(m) {
 		return nil
 	}
-	u := &openai.Usage{}
+	u := &llm.Usage{}
 	if n := m.GetPromptTokenCount(); n > 0 {
-		u.PromptTokens = openai.Int(int(n))
+		u.InputTokens = llm.Int(int(n))
 	}
-	u.CompletionTokens = openai.Int(int(m.GetCandidatesTokenCount() + m.GetThoughtsTokenCount()))
+	u.OutputTokens = llm.Int(int(m.GetCandidatesTokenCount() + m.GetThoughtsTokenCount()))
 	if n := m.GetCachedContentTokenCount(); n > 0 {
-		u.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: openai.Int(int(n))}
+		u.CacheReadTokens = llm.Int(int(n))
 	}
 	if n := m.GetThoughtsTokenCount(); n > 0 {
-		u.CompletionTokensDetails = &openai.CompletionTokensDetails{ReasoningTokens: openai.Int(int(n))}
+		u.ReasoningTokens = llm.Int(int(n))
 	}
 	return u
 }
@@ -149,16 +176,4 @@ func geminiUsage(m *aiplatformpb.GenerateContentResponse_UsageMetadata) *openai.
 func reported(m *aiplatformpb.GenerateContentResponse_UsageMetadata) bool {
 	return m.GetPromptTokenCount() > 0 || m.GetCandidatesTokenCount() > 0 || m.GetTotalTokenCount() > 0 ||
 		m.GetThoughtsTokenCount() > 0 || m.GetCachedContentTokenCount() > 0
-}
-
-// newCallID mints a tool call id in OpenAI's form. Ids only have to be unique within a
-// conversation; 24 characters of base62 make a collision negligible.
-func newCallID() string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, 5+24)
-	copy(b, "call_")
-	for i := 5; i < len(b); i++ {
-		b[i] = alphabet[rand.IntN(len(alphabet))]
-	}
-	return string(b)
 }

@@ -7,29 +7,25 @@ import (
 
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
 // geminiStream starts a StreamGenerateContent call and receives its first message before
 // returning: the client hands back a stream even when the call failed at once, and the
 // failure only shows on the first receive, while the gateway can still fail over.
-func (p *Provider) geminiStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
-	greq, oe := buildGemini(req, p.geminiModel(t.Model), t)
-	if oe != nil {
-		return nil, refused(oe)
-	}
+func (p *Provider) geminiStream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
 	client, err := p.predictionClient()
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	rs, err := client.StreamGenerateContent(sctx, greq)
+	rs, err := client.StreamGenerateContent(sctx, buildGemini(req, p.geminiModel(t.Model), t))
 	if err != nil {
 		cancel()
 		return nil, callError(ctx, err, Gemini, false)
 	}
-	s := newGeminiStream(ctx, rs.Recv, cancel, newCallID)
+	s := newGeminiStream(ctx, rs.Recv, cancel, showThoughts(req))
 	s.first, s.firstErr = rs.Recv()
 	if s.firstErr != nil && s.firstErr != io.EOF {
 		cancel()
@@ -40,16 +36,17 @@ func (p *Provider) geminiStream(ctx context.Context, req *openai.ChatRequest, t 
 }
 
 // newGeminiStream translates the messages recv yields. ctx is the attempt's context, whose
-// cancellation cause names a gateway timeout; cancel ends the call.
-func newGeminiStream(ctx context.Context, recv func() (*aiplatformpb.GenerateContentResponse, error), cancel func(), newID func() string) *geminiStream {
-	return &geminiStream{ctx: ctx, recv: recv, cancel: cancel, newID: newID}
+// cancellation cause names a gateway timeout; cancel ends the call; thoughts says whether
+// thought parts are shown (as llm.Delta.Thinking).
+func newGeminiStream(ctx context.Context, recv func() (*aiplatformpb.GenerateContentResponse, error), cancel func(), thoughts bool) *geminiStream {
+	return &geminiStream{ctx: ctx, recv: recv, cancel: cancel, thoughts: thoughts}
 }
 
 // geminiStream turns StreamGenerateContent messages into deltas:
 //
-//	text parts          content (thought parts: nothing)
+//	text parts          text; thought parts: thinking when shown, else nothing
 //	functionCall parts  one tool call each, whole (v1 streams calls in one piece), with a
-//	                    dense index and a minted id
+//	                    dense index and no id (v1 has none: the gateway gives one)
 //	finishReason        kept; the finish delta goes out at the end of the stream, with the
 //	                    usage of the last non-empty usageMetadata, so a usage-only message
 //	                    after the finish reason still counts
@@ -58,10 +55,10 @@ func newGeminiStream(ctx context.Context, recv func() (*aiplatformpb.GenerateCon
 //	                    status, so a clean end is a proper one. A stream that said nothing at
 //	                    all ends with io.EOF alone, which the gateway treats as broken.
 type geminiStream struct {
-	ctx    context.Context
-	recv   func() (*aiplatformpb.GenerateContentResponse, error)
-	cancel func()
-	newID  func() string
+	ctx      context.Context
+	recv     func() (*aiplatformpb.GenerateContentResponse, error)
+	cancel   func()
+	thoughts bool
 
 	first    *aiplatformpb.GenerateContentResponse // received before the stream was handed out
 	firstErr error
@@ -77,13 +74,13 @@ type geminiStream struct {
 	closed  bool
 }
 
-func (s *geminiStream) Next() (openai.Delta, error) {
+func (s *geminiStream) Next() (llm.Delta, error) {
 	for {
 		if s.err != nil {
-			return openai.Delta{}, s.err
+			return llm.Delta{}, s.err
 		}
 		if s.done {
-			return openai.Delta{}, io.EOF
+			return llm.Delta{}, io.EOF
 		}
 		resp, err := s.receive()
 		if err == io.EOF {
@@ -91,9 +88,9 @@ func (s *geminiStream) Next() (openai.Delta, error) {
 		}
 		if err != nil {
 			s.err = callError(s.ctx, err, Gemini, s.began)
-			return openai.Delta{}, s.err
+			return llm.Delta{}, s.err
 		}
-		if d := s.translate(resp); d.Visible() {
+		if d := s.translate(resp); d.Content() {
 			s.began = true
 			return d, nil
 		}
@@ -108,27 +105,31 @@ func (s *geminiStream) receive() (*aiplatformpb.GenerateContentResponse, error) 
 	return s.recv()
 }
 
-func (s *geminiStream) translate(resp *aiplatformpb.GenerateContentResponse) openai.Delta {
+func (s *geminiStream) translate(resp *aiplatformpb.GenerateContentResponse) llm.Delta {
 	if reported(resp.GetUsageMetadata()) {
 		s.usage = resp.GetUsageMetadata()
 	}
 	cands := resp.GetCandidates()
 	if len(cands) == 0 {
 		s.blocked = s.blocked || promptBlocked(resp)
-		return openai.Delta{}
+		return llm.Delta{}
 	}
-	var d openai.Delta
-	var text strings.Builder
+	var d llm.Delta
+	var text, thinking strings.Builder
 	for _, part := range cands[0].GetContent().GetParts() {
-		str, call := readPart(part, s.newID)
-		if call == nil {
-			text.WriteString(str)
-			continue
+		pt, ok := readPart(part, s.thoughts)
+		switch {
+		case !ok:
+		case pt.Kind == llm.PartText:
+			text.WriteString(pt.Text)
+		case pt.Kind == llm.PartThinking:
+			thinking.WriteString(pt.Text)
+		case pt.Kind == llm.PartToolUse:
+			d.ToolCalls = append(d.ToolCalls, llm.ToolCallDelta{Index: s.calls, Name: pt.Name, Arguments: pt.Input})
+			s.calls++
 		}
-		d.ToolCalls = append(d.ToolCalls, openai.ToolCallDelta{Index: s.calls, ID: call.ID, Name: call.Function.Name, Arguments: call.Function.Arguments})
-		s.calls++
 	}
-	d.Content = text.String()
+	d.Text, d.Thinking = text.String(), thinking.String()
 	if r := cands[0].GetFinishReason(); r != aiplatformpb.Candidate_FINISH_REASON_UNSPECIFIED {
 		s.finish = r
 	}
@@ -136,14 +137,14 @@ func (s *geminiStream) translate(resp *aiplatformpb.GenerateContentResponse) ope
 }
 
 // end is the clean end of the call: the finish delta with the final usage, then io.EOF.
-func (s *geminiStream) end() (openai.Delta, error) {
+func (s *geminiStream) end() (llm.Delta, error) {
 	s.done = true
 	if !s.began && !s.blocked && s.finish == aiplatformpb.Candidate_FINISH_REASON_UNSPECIFIED {
-		return openai.Delta{}, io.EOF
+		return llm.Delta{}, io.EOF
 	}
-	d := openai.Delta{FinishReason: finishReason(s.finish, s.calls > 0), Usage: geminiUsage(s.usage)}
+	d := llm.Delta{Stop: stopReason(s.finish, s.calls > 0), Usage: geminiUsage(s.usage)}
 	if s.blocked && !s.began {
-		d.FinishReason = openai.FinishContentFilter
+		d.Stop = llm.StopContentFilter
 	}
 	return d, nil
 }

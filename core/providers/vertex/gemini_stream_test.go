@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/fngate/fngate/core/golden"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -58,9 +60,11 @@ func recorded(t *testing.T, path string) func() (*aiplatformpb.GenerateContentRe
 }
 
 // transcript reads a stream to its end and writes one line per result: the delta as JSON,
-// the classified error, or EOF.
-func transcript(t *testing.T, s providers.Stream) []byte {
+// the classified error, or EOF. Tool calls the provider gave no id get one from a counter,
+// as the gateway gives them one.
+func transcript(t *testing.T, s llm.Stream) []byte {
 	t.Helper()
+	ids := counter()
 	var out bytes.Buffer
 	for range 1000 {
 		d, err := s.Next()
@@ -79,6 +83,11 @@ func transcript(t *testing.T, s providers.Stream) []byte {
 			}
 			return out.Bytes()
 		}
+		for i := range d.ToolCalls {
+			if tc := &d.ToolCalls[i]; tc.ID == "" && tc.Name != "" {
+				tc.ID = ids()
+			}
+		}
 		b, _ := json.Marshal(deltaJSON(d))
 		out.Write(b)
 		out.WriteByte('\n')
@@ -94,27 +103,39 @@ type toolCallJSON struct {
 	Arguments string `json:"arguments"`
 }
 
-func deltaJSON(d openai.Delta) any {
+// deltaJSON is a delta in the transcripts' shape: the text as content, OpenAI's
+// finish_reason and usage object.
+func deltaJSON(d llm.Delta) any {
 	var calls []toolCallJSON
 	for _, tc := range d.ToolCalls {
 		calls = append(calls, toolCallJSON(tc))
 	}
+	var finish string
+	if d.Stop != "" {
+		finish = openai.FinishReason(d.Stop)
+	}
+	var usage json.RawMessage
+	if d.Usage != nil {
+		usage = openai.AppendUsage(nil, d.Usage)
+	}
 	return struct {
-		Content      string         `json:"content,omitempty"`
-		ToolCalls    []toolCallJSON `json:"tool_calls,omitempty"`
-		FinishReason string         `json:"finish_reason,omitempty"`
-		Usage        *openai.Usage  `json:"usage,omitempty"`
-	}{d.Content, calls, d.FinishReason, d.Usage}
+		Content      string          `json:"content,omitempty"`
+		Thinking     string          `json:"thinking,omitempty"`
+		ToolCalls    []toolCallJSON  `json:"tool_calls,omitempty"`
+		FinishReason string          `json:"finish_reason,omitempty"`
+		Usage        json.RawMessage `json:"usage,omitempty"`
+	}{d.Text, d.Thinking, calls, finish, usage}
 }
 
 // TestGeminiStreamGolden replays each recorded stream in testdata/gemini/stream and compares
-// the deltas with its golden transcript.
+// the deltas with its golden transcript. Thoughts are shown for the streams whose name
+// starts with thoughts_, as for a client that asked for thinking.
 func TestGeminiStreamGolden(t *testing.T) {
 	for _, name := range golden.Cases(t, "gemini/stream", ".json") {
 		t.Run(name, func(t *testing.T) {
 			cancelled := false
 			s := newGeminiStream(context.Background(), recorded(t, filepath.Join("testdata", "gemini", "stream", name+".json")),
-				func() { cancelled = true }, counter())
+				func() { cancelled = true }, strings.HasPrefix(name, "thoughts_"))
 			got := transcript(t, s)
 			s.Close()
 			s.Close()
@@ -140,8 +161,8 @@ func TestGeminiStreamCancelledByGateway(t *testing.T) {
 		cancel(providers.ErrIdleTimeout)
 		return nil, status.Error(codes.Canceled, "context canceled")
 	}
-	s := newGeminiStream(ctx, recv, func() {}, counter())
-	if d, err := s.Next(); err != nil || d.Content != "partial" {
+	s := newGeminiStream(ctx, recv, func() {}, false)
+	if d, err := s.Next(); err != nil || d.Text != "partial" {
 		t.Fatalf("%v %v", d, err)
 	}
 	_, err := s.Next()

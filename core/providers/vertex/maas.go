@@ -7,9 +7,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 )
@@ -17,7 +18,7 @@ import (
 // The OpenAI-compatible endpoint is plain REST (apiv1's gRPC client does not offer it; only
 // apiv1beta1 has ChatCompletions, as an HttpBody stream): the OpenAI body goes out with the
 // connection's token and the answer is OpenAI's wire, read by the openaicompat package's
-// stream translator.
+// parser and stream translator.
 
 // maxResponseBody bounds a non-streamed answer.
 const maxResponseBody = 32 << 20
@@ -25,17 +26,64 @@ const maxResponseBody = 32 << 20
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
-// checkMaaS refuses what the endpoint does not document: a named tool_choice and strict
-// schemas. Unknown settings are ignored there without a word, so the route refuses them.
-func checkMaaS(req *openai.ChatRequest) *openai.Error {
+// checkMaaS refuses what the endpoint cannot honour. "If you pass any unsupported parameter,
+// it is ignored" (Google's OpenAI-compatibility page), so whatever it does not document is
+// refused here rather than dropped there: strict schemas, a named tool_choice, top_k, a
+// one-call limit (parallel_tool_calls), a thinking budget or an effort, and images by http(s)
+// URL (the endpoint takes Cloud Storage URIs and data URIs). What no OpenAI-wire server can
+// carry is openaicompat's refusal. As on every OpenAI-wire route, adaptive thinking is
+// honoured (the model decides), earlier turns' thinking is not sent, cache_control is a
+// hint the endpoint's own caching makes moot, and a failed tool result says "Error: ".
+func checkMaaS(req *llm.Request) *llm.Error {
+	if oe := openaicompat.CheckParts(req, maasName); oe != nil {
+		return oe
+	}
 	for i := range req.Tools {
-		if f := &req.Tools[i].Function; f.Strict != nil && *f.Strict {
+		if t := &req.Tools[i]; t.Strict != nil && *t.Strict {
 			p := "tools[" + strconv.Itoa(i) + "].function.strict"
-			return openai.Unsupported(p, p+" is not supported on Vertex AI routes: the schema would not be enforced")
+			return llm.Unsupported(p, p+" is not supported on Vertex AI routes: the schema would not be enforced")
 		}
 	}
-	if tc := req.ToolChoice; tc != nil && tc.Mode == openai.ToolChoiceFunction {
-		return openai.Unsupported("tool_choice", "a named tool_choice is not supported by Vertex AI's OpenAI-compatible endpoint: use auto, none or required")
+	if tc := req.ToolChoice; tc != nil {
+		if tc.Mode == llm.ToolChoiceTool {
+			return llm.Unsupported("tool_choice", "a named tool_choice is not supported by Vertex AI's OpenAI-compatible endpoint: use auto, none or required")
+		}
+		if tc.DisableParallel && len(req.Tools) > 0 {
+			return llm.Unsupported("tool_choice.disable_parallel_tool_use", maasName+" cannot be held to one tool call per turn")
+		}
+	}
+	if req.TopK != nil {
+		return llm.Unsupported("top_k", maasName+" does not take top_k")
+	}
+	if th := req.Thinking; th != nil && th.Type == llm.ThinkingEnabled {
+		return llm.Unsupported("thinking", maasName+" takes no thinking budget: use thinking {\"type\":\"adaptive\"}")
+	}
+	if openaicompat.Effort(req) != "" {
+		return llm.Unsupported("output_config.effort", maasName+" takes no reasoning effort")
+	}
+	return checkImages(req, func(p *llm.Part, path string) *llm.Error {
+		if p.URL != "" && !strings.HasPrefix(p.URL, "gs://") {
+			return llm.Unsupported(path, path+": "+maasName+" takes images inline or from Cloud Storage (gs://), not by http(s) URL")
+		}
+		return nil
+	})
+}
+
+// maasName names the endpoint in refusals.
+const maasName = "Vertex AI's OpenAI-compatible endpoint"
+
+// checkImages applies check to every image part of the conversation, with its path.
+func checkImages(req *llm.Request, check func(p *llm.Part, path string) *llm.Error) *llm.Error {
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		for j := range m.Parts {
+			if m.Parts[j].Kind != llm.PartImage {
+				continue
+			}
+			if oe := check(&m.Parts[j], "messages["+strconv.Itoa(i)+"].content["+strconv.Itoa(j)+"]"); oe != nil {
+				return oe
+			}
+		}
 	}
 	return nil
 }
@@ -44,56 +92,23 @@ func (p *Provider) maasURL() (string, error) {
 	return config.JoinURL(p.restRoot, "/v1/"+p.parent()+"/endpoints/openapi/chat/completions")
 }
 
-// maasChat makes one non-streaming call.
-func (p *Provider) maasChat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
-	if oe := checkMaaS(req); oe != nil {
-		return nil, refused(oe)
-	}
+// maasGenerate makes one non-streaming call. The answer is read by openaicompat's bounded
+// one-pass parser, as every OpenAI-wire answer is.
+func (p *Provider) maasGenerate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
 	resp, err := p.maasPost(ctx, maasBody(req, t, false), false)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	a, err := openaicompat.ReadAnswer(resp, Name)
 	if err != nil {
 		return nil, providers.AsError(ctx, err, Name)
 	}
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content   *string           `json:"content"`
-				Refusal   *string           `json:"refusal"`
-				ToolCalls []openai.ToolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *openai.Usage `json:"usage"`
-	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: Name, Message: "unreadable response: " + err.Error(), Err: err}
-	}
-	if len(out.Choices) == 0 {
-		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: Name, Message: "the response has no choices"}
-	}
-	ch := &out.Choices[0]
-	c := &openai.Completion{Content: ch.Message.Content, Refusal: ch.Message.Refusal, ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason}
-	for i := range c.ToolCalls {
-		c.ToolCalls[i].Type = "function"
-	}
-	if c.FinishReason == "" {
-		c.FinishReason = openai.FinishStop
-	}
-	if out.Usage != nil {
-		c.Usage = *out.Usage
-	}
-	return c, nil
+	return a, nil
 }
 
 // maasStream starts a streaming call; the status and headers have arrived when it returns.
-func (p *Provider) maasStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
-	if oe := checkMaaS(req); oe != nil {
-		return nil, refused(oe)
-	}
+func (p *Provider) maasStream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
 	resp, err := p.maasPost(ctx, maasBody(req, t, true), true)
 	if err != nil {
 		return nil, err
@@ -165,7 +180,7 @@ var maasWire = openaicompat.ChatBody{MaxTokensField: "max_tokens", DeveloperAsSy
 
 // maasBody renders the OpenAI request for the endpoint with the route's model named in it
 // and the client's output maximum, else the model's ceiling.
-func maasBody(req *openai.ChatRequest, t providers.Target, stream bool) []byte {
+func maasBody(req *llm.Request, t providers.Target, stream bool) []byte {
 	var maxTokens *int
 	if n := outputMax(req, t); n > 0 {
 		maxTokens = &n

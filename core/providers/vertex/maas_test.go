@@ -27,8 +27,8 @@ func TestMaaSBody(t *testing.T) {
 	if got := mustMarshal(body); got != want {
 		t.Errorf("body\n%s\nwant\n%s", got, want)
 	}
-	req.MaxCompletionTokens = new(int)
-	*req.MaxCompletionTokens = 64
+	req.MaxTokens = new(int)
+	*req.MaxTokens = 64
 	if err := json.Unmarshal(maasBody(req, providers.Target{Model: "m", MaxOutputTokens: 512}, false), &body); err != nil || body["max_tokens"] != 64.0 {
 		t.Errorf("the client's maximum: %v", body["max_tokens"])
 	}

@@ -1,51 +1,84 @@
-// Package vertex serves chat completions from Vertex AI: Gemini, Claude and partner (MaaS)
-// models on one connection, through cloud.google.com/go/aiplatform's gRPC PredictionClient
-// and, for partner models, Vertex AI's OpenAI-compatible REST endpoint.
+// Package vertex serves Vertex AI: Gemini, Claude and partner (MaaS) models on one
+// connection, through cloud.google.com/go/aiplatform's gRPC PredictionClient and, for
+// partner models, Vertex AI's OpenAI-compatible REST endpoint. It speaks the wire-neutral
+// core (core/llm): any front door's request, checked once (Check) and then translated.
 //
 //	family.go           which wire a route's model speaks (MLflow's rules, or the route's api),
 //	                    and the hosts and resource names of a connection
-//	gemini_request.go   OpenAI chat request -> GenerateContentRequest, and its refusals
-//	gemini_response.go  GenerateContentResponse -> OpenAI completion: finish reasons, usage
-//	gemini_stream.go    StreamGenerateContent messages -> OpenAI deltas
-//	claude.go           RawPredict / StreamRawPredict carrying the anthropic package's body
-//	maas.go             the OpenAI-compatible endpoint (endpoints/openapi) over REST
+//	gemini_check.go     what a Gemini route refuses (checkGemini)
+//	gemini_request.go   llm.Request -> GenerateContentRequest
+//	gemini_response.go  GenerateContentResponse -> llm.Answer: stop reasons, usage, thoughts;
+//	                    GenerateContent and CountTokens calls
+//	gemini_stream.go    StreamGenerateContent messages -> llm.Delta
+//	claude.go           RawPredict / StreamRawPredict carrying the anthropic package's body,
+//	                    and the count-tokens endpoint
+//	maas.go             the OpenAI-compatible endpoint (endpoints/openapi) over REST, through
+//	                    openaicompat's body writer, checks, parser and stream translator
 //	errors.go           gRPC statuses -> classified provider errors
-//	transport.go        credentials and the gRPC client, made once on first use
+//	transport.go        credentials and the gRPC clients, each made once on first use
+//
+// The package has no build tag of its own: the Lambda bootstrap links it only when built
+// with -tags vertex (functions/lambda/providers_vertex.go), since aiplatform's gRPC stack
+// roughly doubles the binary; the Cloud Functions and local mains always register it.
 //
 // Rules worth knowing:
-//   - Output maximum: the client's max_completion_tokens, else the gateway model's
-//     max_output_tokens (Gemini's maxOutputTokens, max_tokens for partner models), else
-//     none; Claude's required max_tokens follows the anthropic package.
-//   - Gemini: leading system and developer messages become systemInstruction (a later one is
-//     refused); tool results go back as functionResponse parts of a user turn, in the order
-//     of the calls they answer, named after the call their tool_call_id designates, and with
-//     an object response ({"content": "<text>"} unless the result is a JSON object). v1's
-//     FunctionCall has no id, so every call gets a fresh call_<random> id, which clients send
-//     back. Tool parameters go out as parametersJsonSchema, the JSON Schema exactly as the
-//     client wrote it, rather than converted to the OpenAPI-subset Schema, whose conversion
-//     would drop what it cannot express (additionalProperties, $ref, ...) without a word;
-//     Vertex AI validates the schema itself. A strict tool is refused: nothing enforces it.
-//     Thought signatures cannot cross the OpenAI wire, so for models after Gemini 2 the first
-//     past call of each assistant turn carries Google's documented stand-in
-//     (skip_thought_signature_validator), without which Gemini 3 refuses the history.
-//   - Gemini answers: finish_reason is tool_calls whenever a call was returned (Gemini says
-//     STOP), content_filter for SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII and
+//   - Output maximum: the client's (max_completion_tokens, max_tokens), else the gateway
+//     model's max_output_tokens (Gemini's maxOutputTokens, max_tokens for partner models),
+//     else none; Claude's required max_tokens follows the anthropic package.
+//   - Gemini: up-front system parts, and system and developer messages that open the
+//     conversation, become systemInstruction (a later one is refused on the chat door and
+//     hoisted on the Messages door); tool results go back as functionResponse parts at the
+//     head of their user turn, in the order of the calls they answer, named after the call
+//     their id designates, with an object response ({"content": "<text>"} unless the result
+//     is a JSON object; a failed result is {"error": "<text>"}, the key Vertex AI documents);
+//     images go inline (base64) or as Cloud Storage fileData, never by http(s) URL. v1's
+//     FunctionCall has no id, so the gateway gives every returned call one, which clients
+//     send back. Tool parameters go out as parametersJsonSchema, the JSON Schema exactly as
+//     the client wrote it, rather than converted to the OpenAPI-subset Schema, whose
+//     conversion would drop what it cannot express (additionalProperties, $ref, ...) without
+//     a word; Vertex AI validates the schema itself. A strict tool is refused: nothing
+//     enforces it. Thought signatures cannot cross another wire, so for models after
+//     Gemini 2 the first past call of each model turn carries Google's documented stand-in
+//     (skip_thought_signature_validator), without which Gemini 3 refuses the history; the
+//     thinking parts of earlier turns are not sent (as Anthropic drops them from context).
+//   - Gemini thinking: enabled with budget_tokens is thinkingBudget; adaptive leaves the
+//     budget to the model unless output_config.effort names one (low 1024, medium 8192,
+//     high 24576: Google's own mapping of reasoning_effort); disabled is Gemini's default.
+//     When the client asked for thinking (and not for it to be omitted) thoughts are asked
+//     for (includeThoughts) and come back as thinking parts and deltas; otherwise thought
+//     parts are never returned. Models that cannot think (Gemini 1.x and 2.0) get no
+//     thinking settings: adaptive thinking and efforts are them deciding not to think, and
+//     a budget is refused. cache_control is accepted (Gemini caches implicitly),
+//     defer_loading tools are ordinary tools, anthropic-beta flags only unlock features
+//     checked on their own; Anthropic-only blocks, fields and server tools are refused.
+//   - Gemini answers: the stop is tool_use whenever a call was returned (Gemini says STOP),
+//     content_filter for SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII and
 //     MODEL_ARMOR, and for a prompt blocked before any candidate. Usage comes from the last
-//     non-empty usageMetadata (streams send empty ones early): prompt = promptTokenCount,
-//     completion = candidatesTokenCount + thoughtsTokenCount (the thoughts also as
-//     reasoning_tokens), cached = cachedContentTokenCount; counts Gemini leaves out stay out.
-//     Thought parts are never returned.
-//   - Claude: the anthropic package's translation, without "model" and with
-//     anthropic_version vertex-2023-10-16; its refusals apply (temperature above 1, ...).
-//   - MaaS: the OpenAI wire with the route's model; strict tools and a named tool_choice,
-//     which the endpoint does not document, are refused. Streams end at [DONE], as OpenAI's.
+//     non-empty usageMetadata (streams send empty ones early): input = promptTokenCount,
+//     output = candidatesTokenCount + thoughtsTokenCount (the thoughts also as reasoning
+//     tokens), cache reads = cachedContentTokenCount; counts Gemini leaves out stay out.
+//   - Claude: the anthropic package's translation, without "model", with anthropic_version
+//     vertex-2023-10-16 and the client's betas as the body's anthropic_beta (a gRPC
+//     RawPredict has no HTTP headers to carry them), its refusals (temperature above 1, ...)
+//     and Files API references refused. A system message inside the conversation is hoisted
+//     into system (Vertex AI's fixed API version predates system messages in place). For a
+//     Messages door client the upstream's answer and events pass through verbatim.
+//     Token counting is the count-tokens rawPredict (the same body with the model named,
+//     without output maximum, sampling or stream).
+//   - Token counting on gemini routes is LlmUtilityService.CountTokens of the translated
+//     request (its own gRPC client, made on the first count); partner models do not count.
+//   - MaaS: the OpenAI wire with the route's model; what the endpoint does not document
+//     (strict tools, a named tool_choice, top_k, thinking budgets and efforts, http(s)
+//     images) is refused, since it ignores unknown settings without a word. Streams end at
+//     [DONE], as OpenAI's.
 //   - /v1/completions: claude and maas routes answer 501 (MLflow's message, naming the
 //     gateway model). A gemini route serves the prompt as one user turn, as MLflow's gateway
 //     does by falling through to its Gemini provider; max_tokens and temperature apply.
-//   - gRPC streams receive once before ChatStream returns: the client opens a stream even
-//     when Vertex AI refuses the call, which shows only on the first receive, and ChatStream
-//     is where a refusal belongs (classified, before anything is committed to the client).
-//   - The SDK never retries (the gateway owns retries and failover).
+//   - gRPC streams receive once before Stream returns: the client opens a stream even when
+//     Vertex AI refuses the call, which shows only on the first receive, and Stream is where
+//     a refusal belongs (classified, before anything is committed to the client).
+//   - The SDK never retries (the gateway owns retries and failover), and a received gRPC
+//     message is bounded to 32 MB, as a REST answer is (the client's default is 2 GB).
 //
 // Connection settings: project and location (both required); endpoint, a host:port replacing
 // the regional gRPC host ({location}-aiplatform.googleapis.com:443, aiplatform.googleapis.com
@@ -69,9 +102,8 @@ import (
 	"cloud.google.com/go/auth"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic"
 )
 
 // Kind is the connection kind.
@@ -91,9 +123,14 @@ type Provider struct {
 	insecure          bool
 	http              *http.Client
 
-	mu     sync.Mutex // guards building creds and client, once each
-	creds  atomic.Pointer[auth.Credentials]
-	client atomic.Pointer[aiplatform.PredictionClient]
+	// maxRecv bounds one gRPC message received (a whole answer, a stream message or an
+	// HttpBody chunk), as maxResponseBody bounds a REST answer.
+	maxRecv int
+
+	mu      sync.Mutex // guards building creds and the clients, once each
+	creds   atomic.Pointer[auth.Credentials]
+	client  atomic.Pointer[aiplatform.PredictionClient]
+	utility atomic.Pointer[aiplatform.LlmUtilityClient] // made on the first Gemini count
 }
 
 var (
@@ -105,7 +142,7 @@ var (
 // credentials are looked up and the gRPC client is made on the first call, so a cold start
 // that never reaches Vertex AI pays nothing for it.
 func New(conn *config.Connection, env providers.Env) (providers.Provider, error) {
-	p := &Provider{project: conn.Project, location: conn.Location, insecure: conn.Insecure, http: env.HTTPClient}
+	p := &Provider{project: conn.Project, location: conn.Location, insecure: conn.Insecure, http: env.HTTPClient, maxRecv: maxResponseBody}
 	switch {
 	case p.project == "":
 		return nil, errors.New("project is required for kind vertex")
@@ -145,39 +182,51 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 // Name is the display name.
 func (p *Provider) Name() string { return Name }
 
-// CheckChat refuses what the route's family cannot serve as asked.
-func (p *Provider) CheckChat(req *openai.ChatRequest, t providers.Target) *openai.Error {
+// Check refuses what the route's family cannot serve as asked: Claude what the anthropic
+// package refuses (and Files API references, which Vertex AI cannot resolve), Gemini what
+// checkGemini lists, partner models what checkMaaS lists. The legacy /v1/completions is
+// served on gemini routes only (claude and maas routes answer MLflow's 501).
+func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	fam, ok := Classify(t)
 	if !ok {
 		return badAPI(t)
 	}
+	if req.Op == llm.OpCompletion {
+		if fam != Gemini {
+			return llm.UnsupportedEndpoint(req.Model, Name)
+		}
+		if req.Prompt == "" {
+			return llm.BadRequest("prompt", "prompt must not be empty: Gemini refuses empty text")
+		}
+		return nil
+	}
 	switch fam {
 	case Claude:
-		return anthropic.Check(req)
+		return checkClaude(req)
 	case MaaS:
 		return checkMaaS(req)
 	}
-	return checkGemini(req)
+	return checkGemini(req, t.Model)
 }
 
-// Chat makes a non-streaming call.
-func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
+// Generate makes a non-streaming call.
+func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
 	fam, ok := Classify(t)
 	if !ok {
 		return nil, refused(badAPI(t))
 	}
 	switch fam {
 	case Claude:
-		return p.claudeChat(ctx, req, t)
+		return p.claudeGenerate(ctx, req, t)
 	case MaaS:
-		return p.maasChat(ctx, req, t)
+		return p.maasGenerate(ctx, req, t)
 	}
-	return p.geminiChat(ctx, req, t)
+	return p.geminiGenerate(ctx, req, t)
 }
 
-// ChatStream starts a streaming call. It returns once the first message arrived (or the
-// call failed), so a failure before any output is the gateway's to fail over.
-func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
+// Stream starts a streaming call. It returns once the first message arrived (or the call
+// failed), so a failure before any output is the gateway's to fail over.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
 	fam, ok := Classify(t)
 	if !ok {
 		return nil, refused(badAPI(t))
@@ -191,53 +240,28 @@ func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t pr
 	return p.geminiStream(ctx, req, t)
 }
 
-// CheckCompletion answers the legacy /v1/completions: served on gemini routes as one user
-// turn, 501 on the others (MLflow's gateway message, naming the model the client asked for).
-func (p *Provider) CheckCompletion(req *openai.CompletionRequest, t providers.Target) *openai.Error {
+// CountTokens counts the input of req exactly: on a claude route through Vertex AI's
+// count-tokens rawPredict, on a gemini route through LlmUtilityService.CountTokens.
+// Partner-model routes have no counter: their refusal is an unsupported failure, so the
+// gateway asks the next route or estimates.
+func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
 	fam, ok := Classify(t)
 	if !ok {
-		return badAPI(t)
+		return 0, refused(badAPI(t))
 	}
-	if fam != Gemini {
-		return openai.UnsupportedEndpoint(req.Model, Name)
+	switch fam {
+	case Claude:
+		return p.claudeCount(ctx, req, t)
+	case Gemini:
+		return p.geminiCount(ctx, req, t)
 	}
-	if req.Prompt == nil || *req.Prompt == "" {
-		return openai.BadRequest("prompt", "prompt must not be empty: Gemini refuses empty text")
-	}
-	return nil
+	return 0, &providers.Error{Class: providers.Unsupported, Provider: Name,
+		Message: "Vertex AI's OpenAI-compatible endpoint cannot count tokens"}
 }
 
-// Complete serves a legacy completion on a gemini route.
-func (p *Provider) Complete(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (*openai.Completion, error) {
-	if oe := p.CheckCompletion(req, t); oe != nil {
-		return nil, refused(oe)
-	}
-	return p.geminiChat(ctx, promptAsChat(req), t)
-}
-
-// CompleteStream streams a legacy completion on a gemini route.
-func (p *Provider) CompleteStream(ctx context.Context, req *openai.CompletionRequest, t providers.Target) (providers.Stream, error) {
-	if oe := p.CheckCompletion(req, t); oe != nil {
-		return nil, refused(oe)
-	}
-	return p.geminiStream(ctx, promptAsChat(req), t)
-}
-
-// promptAsChat is the prompt as a one-turn conversation; the gateway reads only text from
-// the answer, and no tools are offered.
-func promptAsChat(req *openai.CompletionRequest) *openai.ChatRequest {
-	return &openai.ChatRequest{
-		Model:               req.Model,
-		Messages:            []openai.Message{{Role: openai.RoleUser, Content: req.Prompt}},
-		MaxCompletionTokens: req.MaxTokens,
-		Temperature:         req.Temperature,
-		Stream:              req.Stream,
-	}
-}
-
-// refused reports a request the planner should have kept away (CheckChat refuses the same).
-// A misconfigured route is not the client's mistake and another route may serve.
-func refused(oe *openai.Error) error {
+// refused reports a request the planner should have kept away (Check refuses the same). A
+// misconfigured route is not the client's mistake and another route may serve.
+func refused(oe *llm.Error) error {
 	class := providers.BadRequest
 	if oe.Status >= 500 {
 		class = providers.Unsupported

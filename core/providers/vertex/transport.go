@@ -2,6 +2,7 @@ package vertex
 
 import (
 	"context"
+	"sync/atomic"
 
 	"cloud.google.com/go/aiplatform/apiv1"
 	"cloud.google.com/go/auth"
@@ -45,38 +46,61 @@ func (p *Provider) credentialsLocked() (*auth.Credentials, error) {
 // predictionClient returns the connection's gRPC client, made on first use and shared by
 // every call after (it is safe for concurrent use and pools its connection).
 func (p *Provider) predictionClient() (*aiplatform.PredictionClient, error) {
-	if c := p.client.Load(); c != nil {
+	return lazyClient(p, &p.client, aiplatform.NewPredictionClient)
+}
+
+// utilityClient returns the client of Gemini's token counting (LlmUtilityService), made on
+// the first count, with the same settings.
+func (p *Provider) utilityClient() (*aiplatform.LlmUtilityClient, error) {
+	return lazyClient(p, &p.utility, aiplatform.NewLlmUtilityClient)
+}
+
+// lazyClient returns the client in slot, making it with newClient on first use.
+func lazyClient[C any](p *Provider, slot *atomic.Pointer[C], newClient func(context.Context, ...option.ClientOption) (*C, error)) (*C, error) {
+	if c := slot.Load(); c != nil {
 		return c, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c := p.client.Load(); c != nil {
+	if c := slot.Load(); c != nil {
 		return c, nil
 	}
-	opts := []option.ClientOption{option.WithEndpoint(p.grpcEndpoint)}
-	if p.insecure {
-		// Without WithoutAuthentication the client would look for credentials (and may probe
-		// the GCE metadata server); without plaintext transport credentials it would speak
-		// TLS to a fake that does not.
-		opts = append(opts, option.WithoutAuthentication(),
-			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
-	} else {
-		creds, err := p.credentialsLocked()
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, option.WithAuthCredentials(creds))
+	opts, err := p.clientOptions()
+	if err != nil {
+		return nil, err
 	}
 	// The client outlives the request that happened to make it: never tie it to that
 	// request's cancellation. Its default call options carry no retries, which is what the
 	// gateway wants (it owns retries and failover), so none are added.
-	c, err := aiplatform.NewPredictionClient(context.Background(), opts...)
+	c, err := newClient(context.Background(), opts...)
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Provider: Name, Err: err,
 			Message: "cannot create the Vertex AI client: " + err.Error()}
 	}
-	p.client.Store(c)
+	slot.Store(c)
 	return c, nil
+}
+
+// clientOptions are the gRPC clients' settings; p.mu is held.
+func (p *Provider) clientOptions() ([]option.ClientOption, error) {
+	// The generated clients raise gRPC's receive limit to math.MaxInt32 (2 GB) per message:
+	// an upstream could make the gateway buffer that much for one answer. Dial options come
+	// after the clients' defaults, so this limit wins; an answer above it fails the call
+	// (see callError) instead of taking the instance's memory.
+	opts := []option.ClientOption{option.WithEndpoint(p.grpcEndpoint),
+		option.WithGRPCDialOption(grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(p.maxRecv)))}
+	if p.insecure {
+		// Without WithoutAuthentication the client would look for credentials (and may probe
+		// the GCE metadata server); without plaintext transport credentials it would speak
+		// TLS to a fake that does not.
+		return append(opts, option.WithoutAuthentication(),
+			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials()))), nil
+	}
+	creds, err := p.credentialsLocked()
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, option.WithAuthCredentials(creds)), nil
 }
 
 // bearer returns the Authorization value for REST calls, "" on an insecure connection.

@@ -18,8 +18,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
+
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
@@ -80,12 +82,12 @@ func TestCredentialsOnFirstUse(t *testing.T) {
 	}
 	req := chat(t, `{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`)
 	target := providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"}
-	_, err = p.Chat(context.Background(), req, target)
+	_, err = p.Generate(context.Background(), req, target)
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Class != providers.Auth || !strings.Contains(pe.Message, "Application Default Credentials") {
 		t.Fatalf("without credentials: %v", err)
 	}
-	if _, err := p.Chat(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); !errors.As(err, &pe) || pe.Class != providers.Auth {
+	if _, err := p.Generate(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); !errors.As(err, &pe) || pe.Class != providers.Auth {
 		t.Fatalf("gRPC without credentials: %v", err)
 	}
 	if len(openapi.Seen()) != 0 || p.client.Load() != nil {
@@ -96,12 +98,12 @@ func TestCredentialsOnFirstUse(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
 	openapi.Fake.Default = openaifake.Reply{Text: "authorised", PromptTokens: 1, CompletionTokens: 1}
 	for range 3 {
-		c, err := p.Chat(context.Background(), req, target)
+		a, err := p.Generate(context.Background(), req, target)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *c.Content != "authorised" {
-			t.Fatalf("content %q", *c.Content)
+		if text, _ := a.Text(); text != "authorised" {
+			t.Fatalf("content %q", text)
 		}
 	}
 	if n := issued.Load(); n != 1 {
@@ -133,9 +135,9 @@ func TestOneClientForConcurrentFirstCalls(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var err error
-			if _, err = p.Chat(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
-				var s providers.Stream
-				if s, err = p.ChatStream(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
+			if _, err = p.Generate(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
+				var s llm.Stream
+				if s, err = p.Stream(context.Background(), req, providers.Target{Model: "gemini-2.5-flash"}); err == nil {
 					_, err = collect(s)
 				}
 			}
@@ -158,9 +160,9 @@ func TestOneClientForConcurrentFirstCalls(t *testing.T) {
 	}
 }
 
-func collect(s providers.Stream) (openai.Delta, error) {
+func collect(s llm.Stream) (llm.Delta, error) {
 	defer s.Close()
-	var last openai.Delta
+	var last llm.Delta
 	for {
 		d, err := s.Next()
 		if err != nil {
@@ -170,5 +172,48 @@ func collect(s providers.Stream) (openai.Delta, error) {
 			return last, err
 		}
 		last = d
+	}
+}
+
+// TestOversizedAnswers: an upstream cannot make the gateway buffer more than it reads. A
+// gRPC message above the receive limit (32 MB; here lowered to 1 KB) fails the call as
+// unavailable, worth another route, not as the quota error gRPC's own status code would
+// suggest; a partner model's answer of 100,000 tool calls is refused by openaicompat's
+// bounded parser rather than decoded whole.
+func TestOversizedAnswers(t *testing.T) {
+	fake := vertexfake.New()
+	defer fake.Close()
+	openapi := vertexfake.NewOpenAPI()
+	defer openapi.Close()
+	pp, err := New(&config.Connection{Kind: Kind, Project: vertexfake.Project, Location: vertexfake.Location, Endpoint: fake.Addr,
+		Insecure: true, BaseURL: openapi.URL}, providers.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provider)
+	if p.maxRecv != 32<<20 {
+		t.Fatalf("receive limit %d, want 32 MB", p.maxRecv)
+	}
+	p.maxRecv = 1 << 10
+	big := &vertexfake.Answer{Text: strings.Repeat("word ", 1000)}
+	fake.Enqueue(vertexfake.Reply{Gemini: big}, vertexfake.Reply{Messages: []*aiplatformpb.GenerateContentResponse{big.Response()}})
+	req := chat(t, `{"model":"gw","messages":[{"role":"user","content":"hi"}]}`)
+	target := providers.Target{Model: "gemini-2.5-flash"}
+	_, err = p.Generate(context.Background(), req, target)
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Class != providers.Unavailable || !strings.Contains(pe.Message, "larger than") {
+		t.Errorf("whole answer: %v", err)
+	}
+	if _, err := p.Stream(context.Background(), req, target); !errors.As(err, &pe) || pe.Class != providers.Unavailable {
+		t.Errorf("stream message: %v", err)
+	}
+
+	// 100,000 tool calls in 5 MB: encoding/json would build them all.
+	calls := strings.Repeat(`{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}},`, 100_000)
+	openapi.Fake.Enqueue(openaifake.Reply{Body: []byte(`{"choices":[{"message":{"content":null,"tool_calls":[` +
+		strings.TrimSuffix(calls, ",") + `]},"finish_reason":"tool_calls"}]}`)})
+	_, err = p.Generate(context.Background(), req, providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"})
+	if !errors.As(err, &pe) || pe.Class != providers.Unavailable || !strings.Contains(pe.Message, "tool calls") {
+		t.Errorf("an answer of 100,000 tool calls: %v", err)
 	}
 }

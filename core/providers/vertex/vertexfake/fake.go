@@ -1,20 +1,24 @@
 // Package vertexfake is a local stand-in for Vertex AI, for tests of anything that talks to
 // it: a PredictionService gRPC server (GenerateContent, StreamGenerateContent, RawPredict,
-// StreamRawPredict) and the OpenAI-compatible REST endpoint.
+// StreamRawPredict), LlmUtilityService's CountTokens on the same address, and the
+// OpenAI-compatible REST endpoint.
 //
 // The gRPC server checks each request as Vertex AI does (resource names, Gemini's turn and
-// function-response rules, tool declarations, Claude bodies through anthropicfake's
-// validation) and answers INVALID_ARGUMENT when one is wrong. Otherwise it serves the
-// replies a test scripted, in order: Gemini answers as one response or as a realistic stream
-// (early empty usageMetadata, whole function calls, a final usage), Claude answers as JSON or
-// as Anthropic's event stream cut into HttpBody chunks at awkward places, and failure
-// statuses before or during a stream.
+// function-response rules, tool declarations, media parts and generation settings, Claude
+// bodies through anthropicfake's validation plus the members only Vertex AI takes, such as
+// anthropic_beta, and count-tokens bodies) and answers INVALID_ARGUMENT when one is wrong.
+// Otherwise it serves the replies a test scripted, in order: Gemini answers as one response
+// or as a realistic stream (early empty usageMetadata, thoughts, whole function calls, a
+// final usage), Claude answers as JSON or as Anthropic's event stream cut into HttpBody
+// chunks at awkward places, count-tokens answers, and failure statuses before or during a
+// stream.
 package vertexfake
 
 import (
 	"context"
 	"encoding/json"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,6 +49,9 @@ type Reply struct {
 	Messages []*aiplatformpb.GenerateContentResponse
 	// Claude answers RawPredict with its JSON and StreamRawPredict with its events.
 	Claude *anthropicfake.Answer
+	// InputTokens answers a call of Claude's count-tokens endpoint ({"input_tokens": N})
+	// and LlmUtilityService.CountTokens (totalTokens).
+	InputTokens int
 	// Events are streamed instead of Claude's.
 	Events []anthropicfake.Event
 	// Split cuts the event stream into HttpBody chunks; nil is Awkward.
@@ -63,8 +70,10 @@ type Reply struct {
 
 // Request is one call the fake received.
 type Request struct {
-	Method   string // GenerateContent, StreamGenerateContent, RawPredict or StreamRawPredict
+	Method   string // GenerateContent, StreamGenerateContent, CountTokens, RawPredict or StreamRawPredict
 	Resource string // the model (Gemini) or endpoint (Claude) resource name
+	// Generate is a Gemini request; for CountTokens, the request's contents, system
+	// instruction, tools and generation settings as one.
 	Generate *aiplatformpb.GenerateContentRequest
 	// Body and ContentType are the HttpBody of a Claude call.
 	Body        []byte
@@ -107,6 +116,7 @@ func New() *Server {
 	}
 	s := &Server{Addr: lis.Addr().String(), Project: Project, Location: Location, srv: grpc.NewServer()}
 	aiplatformpb.RegisterPredictionServiceServer(s.srv, s)
+	aiplatformpb.RegisterLlmUtilityServiceServer(s.srv, &utility{s: s})
 	go func() { _ = s.srv.Serve(lis) }()
 	return s
 }
@@ -250,6 +260,12 @@ func (s *Server) RawPredict(ctx context.Context, req *aiplatformpb.RawPredictReq
 	if rep.Err != nil {
 		return nil, rep.Err
 	}
+	if modelOf(r.Resource) == countModel {
+		if rep.InputTokens <= 0 {
+			return nil, status.Error(codes.Internal, "vertexfake: the reply has no token count")
+		}
+		return &httpbody.HttpBody{ContentType: "application/json", Data: []byte(`{"input_tokens":` + strconv.Itoa(rep.InputTokens) + `}`)}, nil
+	}
 	if rep.Claude == nil {
 		return nil, status.Error(codes.Internal, "vertexfake: the reply has no Claude answer")
 	}
@@ -285,4 +301,35 @@ func (s *Server) StreamRawPredict(req *aiplatformpb.StreamRawPredictRequest, str
 		}
 	}
 	return rep.Err
+}
+
+// utility is the LlmUtilityService of the fake: Gemini's token counting.
+type utility struct {
+	aiplatformpb.UnimplementedLlmUtilityServiceServer
+	s *Server
+}
+
+// CountTokens checks the request as GenerateContent's (and that endpoint and model name
+// the same model) and answers the scripted count.
+func (u *utility) CountTokens(ctx context.Context, req *aiplatformpb.CountTokensRequest) (*aiplatformpb.CountTokensResponse, error) {
+	g := &aiplatformpb.GenerateContentRequest{Model: req.GetModel(), Contents: req.GetContents(), SystemInstruction: req.SystemInstruction,
+		Tools: req.GetTools(), GenerationConfig: req.GenerationConfig}
+	invalid := u.s.ValidateGenerate(g)
+	if invalid == "" && req.GetEndpoint() != req.GetModel() {
+		invalid = "endpoint " + req.GetEndpoint() + " and model " + req.GetModel() + " differ"
+	}
+	rep, err := u.s.accept(ctx, &Request{Method: "CountTokens", Resource: req.GetEndpoint(), Generate: g}, invalid)
+	if err != nil {
+		return nil, err
+	}
+	if err := wait(ctx, rep.Delay); err != nil {
+		return nil, err
+	}
+	if rep.Err != nil {
+		return nil, rep.Err
+	}
+	if rep.InputTokens <= 0 {
+		return nil, status.Error(codes.Internal, "vertexfake: the reply has no token count")
+	}
+	return &aiplatformpb.CountTokensResponse{TotalTokens: int32(rep.InputTokens)}, nil
 }

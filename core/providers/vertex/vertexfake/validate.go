@@ -80,6 +80,19 @@ func (s *Server) ValidateGenerate(req *aiplatformpb.GenerateContentRequest) stri
 		if n := g.MaxOutputTokens; n != nil && *n < 1 {
 			return "generation_config.max_output_tokens must be positive"
 		}
+		if p := g.TopP; p != nil && (*p < 0 || *p > 1) {
+			return "generation_config.top_p must be between 0 and 1"
+		}
+		if len(g.GetStopSequences()) > 5 {
+			return "generation_config.stop_sequences: at most 5 stop sequences are allowed"
+		}
+		if tc := g.GetThinkingConfig(); tc != nil && tc.ThinkingBudget != nil && *tc.ThinkingBudget < -1 {
+			return "generation_config.thinking_config.thinking_budget must be -1 (dynamic), 0 or positive"
+		}
+		if m := modelOf(req.GetModel()); g.GetThinkingConfig() != nil &&
+			(strings.HasPrefix(m, "gemini-1") || strings.HasPrefix(m, "gemini-2.0") && !strings.Contains(m, "thinking")) {
+			return "Unable to submit request because thinking_config is not supported by this model."
+		}
 	}
 	var calls []string // the function calls of the previous model turn
 	for i, c := range contents {
@@ -114,6 +127,14 @@ func (s *Server) ValidateGenerate(req *aiplatformpb.GenerateContentRequest) stri
 					return pp + ".function_response.response is required"
 				}
 				responses = append(responses, d.FunctionResponse.GetName())
+			case *aiplatformpb.Part_InlineData:
+				if d.InlineData.GetMimeType() == "" || len(d.InlineData.GetData()) == 0 {
+					return pp + ".inline_data: mime_type and data are required"
+				}
+			case *aiplatformpb.Part_FileData:
+				if d.FileData.GetMimeType() == "" || !strings.HasPrefix(d.FileData.GetFileUri(), "gs://") {
+					return pp + ".file_data: a mime_type and a gs:// file_uri are required"
+				}
 			case nil:
 				return pp + " has no data"
 			}
@@ -134,9 +155,57 @@ func (s *Server) ValidateGenerate(req *aiplatformpb.GenerateContentRequest) stri
 	return ""
 }
 
+// vertexFields are the top-level members Claude on Vertex AI takes beyond those
+// anthropicfake's Vertex dialect knows, with the JSON kind each must be: the beta flags
+// (Vertex AI reads them from the body, as a list of strings: LiteLLM's Vertex AI
+// transformation sends them there) and the beta features Claude Code sends.
+var vertexFields = map[string]string{"anthropic_beta": "array", "context_management": "object", "output_config": "object"}
+
+// claudeBody checks the members of a Claude body that only Vertex AI takes and returns the
+// body without them, for anthropicfake's validation.
+func claudeBody(body []byte) (map[string]json.RawMessage, string) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return nil, anthropicfake.ErrorBody("invalid_request_error", "The request body is not valid JSON")
+	}
+	for name, kind := range vertexFields {
+		raw, ok := m[name]
+		if !ok {
+			continue
+		}
+		if k := kindOf(raw); k != kind {
+			return nil, anthropicfake.ErrorBody("invalid_request_error", name+": Input should be a valid "+kind)
+		}
+		if name == "anthropic_beta" {
+			var flags []string
+			if json.Unmarshal(raw, &flags) != nil {
+				return nil, anthropicfake.ErrorBody("invalid_request_error", "anthropic_beta: Input should be a list of strings")
+			}
+		}
+		delete(m, name)
+	}
+	return m, ""
+}
+
+func kindOf(raw json.RawMessage) string {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '[':
+			return "array"
+		case '{':
+			return "object"
+		}
+		return "value"
+	}
+	return ""
+}
+
 // validateClaude checks a Claude call: the resource name, the HttpBody's content type, the
-// body by anthropicfake's rules for Vertex AI (anthropic_version, no model), and that the
-// body's stream flag matches the method.
+// body by anthropicfake's rules for Vertex AI (anthropic_version, no model) once the members
+// only Vertex AI takes are checked, and that the body's stream flag matches the method. A
+// call of the count-tokens endpoint is checked by validateCount.
 func (s *Server) validateClaude(r *Request, stream bool) string {
 	if msg := s.resource(r.Resource, "anthropic"); msg != "" {
 		return msg
@@ -144,20 +213,57 @@ func (s *Server) validateClaude(r *Request, stream bool) string {
 	if r.ContentType != "application/json" {
 		return "http_body.content_type must be application/json, got " + r.ContentType
 	}
-	if e := anthropicfake.ValidateBody(r.Body, anthropicfake.Vertex); e != nil {
-		return e.Body()
+	if modelOf(r.Resource) == countModel {
+		if stream {
+			return "count-tokens is served by rawPredict only"
+		}
+		return validateCount(r.Body)
 	}
-	var flag struct {
-		Stream bool            `json:"stream"`
-		Model  json.RawMessage `json:"model"`
+	m, msg := claudeBody(r.Body)
+	if msg != "" {
+		return msg
 	}
-	_ = json.Unmarshal(r.Body, &flag)
-	if flag.Model != nil {
+	if _, ok := m["model"]; ok {
 		// The model is the resource name; anthropicfake's Vertex dialect tolerates the field.
 		return anthropicfake.ErrorBody("invalid_request_error", "model: Extra inputs are not permitted")
 	}
-	if flag.Stream != stream {
-		return fmt.Sprintf("%s: the body's stream is %v", r.Method, flag.Stream)
+	rest, _ := json.Marshal(m)
+	if e := anthropicfake.ValidateBody(rest, anthropicfake.Vertex); e != nil {
+		return e.Body()
+	}
+	var flag bool
+	_ = json.Unmarshal(m["stream"], &flag)
+	if flag != stream {
+		return fmt.Sprintf("%s: the body's stream is %v", r.Method, flag)
+	}
+	return ""
+}
+
+// countModel is the model segment of the count-tokens endpoint's resource name.
+const countModel = "count-tokens"
+
+// validateCount checks a count-tokens body: a Messages body that names the model it counts
+// for, with anthropic_version and without the output maximum, sampling or stream, which
+// count-tokens does not take.
+func validateCount(body []byte) string {
+	m, msg := claudeBody(body)
+	if msg != "" {
+		return msg
+	}
+	var model string
+	if json.Unmarshal(m["model"], &model) != nil || model == "" {
+		return anthropicfake.ErrorBody("invalid_request_error", "model: Field required")
+	}
+	for _, k := range []string{"max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences", "metadata", "service_tier"} {
+		if _, ok := m[k]; ok {
+			return anthropicfake.ErrorBody("invalid_request_error", k+": Extra inputs are not permitted")
+		}
+	}
+	delete(m, "model")
+	m["max_tokens"] = json.RawMessage("1") // for the Messages rules; count-tokens takes none
+	rest, _ := json.Marshal(m)
+	if e := anthropicfake.ValidateBody(rest, anthropicfake.Vertex); e != nil {
+		return e.Body()
 	}
 	return ""
 }
