@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -55,6 +56,11 @@ func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		}
 		a := g.begin(r, rc, m, rt, i)
 		n, err := counter.CountTokens(a.ctx, req, rt.target)
+		if errors.Is(err, providers.ErrCannotCount) {
+			a.end()
+			rc.attempts--
+			continue
+		}
 		a.rec.Latency = a.arrived()
 		rc.upstream += a.rec.Latency
 		if err == nil {

@@ -32,8 +32,8 @@ type door interface {
 type encoder interface {
 	// hold takes a delta that arrived before the commit (a preamble, usage).
 	hold(d *llm.Delta)
-	// start appends what opens the stream at the commit.
-	start(b []byte) []byte
+	// start appends what opens the stream at the commit; first is the delta that commits it.
+	start(b []byte, first *llm.Delta) []byte
 	// delta appends a committed delta.
 	delta(b []byte, d *llm.Delta) []byte
 	// end appends the close of a stream that finished properly, u being its usage.

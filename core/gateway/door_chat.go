@@ -80,7 +80,7 @@ type chunkEncoder struct {
 
 func (*chunkEncoder) hold(*llm.Delta) {}
 
-func (*chunkEncoder) start(b []byte) []byte { return b }
+func (*chunkEncoder) start(b []byte, _ *llm.Delta) []byte { return b }
 
 func (c *chunkEncoder) delta(b []byte, d *llm.Delta) []byte {
 	if !openai.Visible(d) {

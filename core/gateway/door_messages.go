@@ -55,7 +55,7 @@ type messagesEncoder struct {
 
 func (m *messagesEncoder) hold(d *llm.Delta) { m.note(d); m.enc.Hold(d) }
 
-func (m *messagesEncoder) start(b []byte) []byte { return m.enc.Start(b) }
+func (m *messagesEncoder) start(b []byte, first *llm.Delta) []byte { return m.enc.Start(b, first) }
 
 func (m *messagesEncoder) delta(b []byte, d *llm.Delta) []byte {
 	m.note(d)

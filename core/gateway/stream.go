@@ -83,7 +83,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 	pending, _ := st.(llm.Pending)
 	var calls toolCalls
 	calls.delta(first)
-	sw.buf = enc.start(sw.buf[:0])
+	sw.buf = enc.start(sw.buf[:0], first)
 	werr := sw.emit(enc.delta(sw.buf, first), pending)
 
 	idleAfter := m.timeouts.Idle.D()

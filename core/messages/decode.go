@@ -531,6 +531,7 @@ func block(path string, v []byte, role string) (llm.Part, error) {
 		p.Kind = llm.PartToolResult
 	case "image":
 		p.Kind = llm.PartImage
+		extra = extra || p.Data == "" && p.URL == "" // a Files API image
 	}
 	if extra {
 		p.Raw = json.RawMessage(v)
@@ -608,11 +609,11 @@ func imageSource(p *llm.Part, path string, v []byte) error {
 			return fail(path+".url", path+".url: an http(s) URL is required")
 		}
 	case "file":
-		// A Files API reference: only Anthropic itself can resolve it.
+		// A Files API reference: only Anthropic itself can resolve it; block keeps the whole
+		// block raw for Anthropic-wire routes.
 		if p.Name == "" {
 			return fail(path+".file_id", path+".file_id: Field required")
 		}
-		p.Raw = json.RawMessage(v)
 	default:
 		return fail(path+".type", path+".type: Input should be 'base64', 'url' or 'file'")
 	}

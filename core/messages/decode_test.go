@@ -223,3 +223,17 @@ func TestDecodeAcceptsEverythingClaudeCodeSends(t *testing.T) {
 		t.Fatal("no requests replayed")
 	}
 }
+
+// A Files API image is Anthropic's to resolve: the whole block is kept for Anthropic-wire
+// routes (which would otherwise get its source object as a content block).
+func TestDecodeKeepsAFilesAPIImageWhole(t *testing.T) {
+	block := `{"type":"image","source":{"type":"file","file_id":"file_011"},"cache_control":{"type":"ephemeral"}}`
+	req, e := Decode([]byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[`+block+`]}]}`), headers(), Limits{})
+	if e != nil {
+		t.Fatal(e)
+	}
+	p := req.Messages[0].Parts[0]
+	if p.Kind != llm.PartImage || string(p.Raw) != block {
+		t.Errorf("part %+v, raw %s", p, p.Raw)
+	}
+}

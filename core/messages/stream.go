@@ -58,11 +58,15 @@ func (e *StreamEncoder) Hold(d *llm.Delta) {
 	}
 }
 
-// Start appends what opens the stream: the held raw events, or a message_start of the
-// encoder's own and a ping.
-func (e *StreamEncoder) Start(b []byte) []byte {
+// Start appends what opens the stream, first being the delta that commits it: the held raw
+// events, or a message_start of the encoder's own with the usage known so far (a translated
+// backend often reports the prompt with its first content) and a ping.
+func (e *StreamEncoder) Start(b []byte, first *llm.Delta) []byte {
 	if e.raw {
 		return append(b, e.pre...)
+	}
+	if first != nil {
+		e.usage.Merge(first.Usage)
 	}
 	b = append(b, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":"...)
 	b = appendString(b, e.id)

@@ -79,7 +79,7 @@ func TestStreamEncoderBlocks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := NewStreamEncoder("msg_1", "gw/model")
 			e.Hold(&llm.Delta{Usage: &llm.Usage{InputTokens: llm.Int(12), CacheReadTokens: llm.Int(2)}})
-			b := e.Start(nil)
+			b := e.Start(nil, nil)
 			for i := range tc.deltas {
 				b = e.Delta(b, &tc.deltas[i])
 			}
@@ -111,7 +111,7 @@ func TestStreamEncoderPassesAnthropicEventsThrough(t *testing.T) {
 	}
 	e.Hold(raw("message_start", `{"type":"message_start","message":{"id":"msg_up","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}`))
 	e.Hold(raw("ping", `{"type":"ping"}`))
-	b := e.Start(nil)
+	b := e.Start(nil, nil)
 	d := raw("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}`)
 	d.Opaque = true
 	b = e.Delta(b, d)

@@ -5,6 +5,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -51,10 +52,15 @@ type RouteChecker interface {
 }
 
 // TokenCounter is implemented by providers that can count a request's input tokens exactly
-// (Anthropic's count_tokens, Bedrock's CountTokens, Vertex AI's count-tokens).
+// (Anthropic's count_tokens, Bedrock's CountTokens, Vertex AI's count-tokens). A provider
+// whose routes differ returns ErrCannotCount for a route that cannot, and the gateway moves
+// on without logging a failed attempt.
 type TokenCounter interface {
 	CountTokens(ctx context.Context, req *llm.Request, t Target) (int, error)
 }
+
+// ErrCannotCount is a TokenCounter's answer for a route it has no exact count for.
+var ErrCannotCount = errors.New("providers: this route cannot count tokens")
 
 // Env is what a provider factory gets from the gateway.
 type Env struct {

@@ -242,8 +242,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Tar
 
 // CountTokens counts the input of req exactly: on a claude route through Vertex AI's
 // count-tokens rawPredict, on a gemini route through LlmUtilityService.CountTokens.
-// Partner-model routes have no counter: their refusal is an unsupported failure, so the
-// gateway asks the next route or estimates.
+// Partner-model routes have no counter: the gateway asks the next route or estimates.
 func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
 	fam, ok := Classify(t)
 	if !ok {
@@ -255,8 +254,7 @@ func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t provider
 	case Gemini:
 		return p.geminiCount(ctx, req, t)
 	}
-	return 0, &providers.Error{Class: providers.Unsupported, Provider: Name,
-		Message: "Vertex AI's OpenAI-compatible endpoint cannot count tokens"}
+	return 0, providers.ErrCannotCount // Vertex AI's OpenAI-compatible endpoint cannot count
 }
 
 // refused reports a request the planner should have kept away (Check refuses the same). A
