@@ -62,6 +62,14 @@ type Request struct {
 	TopP        *float64
 	TopK        *int
 	Stop        []string
+	// Seed, PresencePenalty and FrequencyPenalty are OpenAI's sampling knobs (the extended
+	// profile on the chat door).
+	Seed             *int64
+	PresencePenalty  *float64
+	FrequencyPenalty *float64
+	// ResponseFormat asks for structured output: OpenAI's response_format, the Responses
+	// door's text.format. Nil is plain text.
+	ResponseFormat *ResponseFormat
 
 	Tools      []Tool
 	ToolChoice *ToolChoice
@@ -292,6 +300,23 @@ type ToolChoice struct {
 	// DisableParallel allows at most one call (Anthropic's disable_parallel_tool_use, OpenAI's
 	// parallel_tool_calls: false).
 	DisableParallel bool
+}
+
+// Response formats.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object" // any JSON object
+	FormatJSONSchema = "json_schema" // JSON that follows Schema
+)
+
+// ResponseFormat is a request for structured output.
+type ResponseFormat struct {
+	Type   string
+	Name   string          // json_schema: the schema's name
+	Schema json.RawMessage // json_schema: the JSON Schema, byte for byte
+	Strict *bool           // json_schema: adhere to the schema exactly
+	// Description is the schema's description, when the client gave one.
+	Description string
 }
 
 // Thinking types.
