@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/openai"
-	"github.com/fngate/fngate/core/providers"
+		"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 )
 
@@ -16,8 +15,7 @@ import (
 // failover and remediation), the logged status and the status the client gets.
 func TestExceptions(t *testing.T) {
 	p, f := fakeProvider(t)
-	user := "hi"
-	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
+	req := hello()
 	for _, tc := range []struct {
 		exception string
 		status    int // HTTP status Bedrock answers with
@@ -61,9 +59,9 @@ func TestExceptions(t *testing.T) {
 			model := "m-" + tc.exception
 			f.Script(model, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception, Status: tc.status}})
 			n := len(f.Requests())
-			_, err := p.Chat(ctx, req, providers.Target{Model: model})
+			_, err := p.Generate(ctx, req, providers.Target{Model: model})
 			check(t, "Converse", err, tc.status)
-			_, err = p.ChatStream(ctx, req, providers.Target{Model: model})
+			_, err = p.Stream(ctx, req, providers.Target{Model: model})
 			check(t, "ConverseStream", err, tc.status)
 			// The SDK retries throttling and 5xx by default; the gateway owns retries.
 			if got := len(f.Requests()) - n; got != 2 {
@@ -76,7 +74,7 @@ func TestExceptions(t *testing.T) {
 			// Bedrock documents for it.
 			f.Script(model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "x"}}, FailAfter: 1,
 				StreamError: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception}})
-			st, err := p.ChatStream(ctx, req, providers.Target{Model: model})
+			st, err := p.Stream(ctx, req, providers.Target{Model: model})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,8 +91,7 @@ func TestExceptions(t *testing.T) {
 // disables the route. Other ValidationExceptions stay the client's 400.
 func TestUnknownModelIsNotFound(t *testing.T) {
 	p, f := fakeProvider(t)
-	user := "hi"
-	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
+	req := hello()
 	for _, tc := range []struct {
 		message string
 		class   providers.Class
@@ -108,9 +105,9 @@ func TestUnknownModelIsNotFound(t *testing.T) {
 		for _, stream := range []bool{false, true} {
 			var err error
 			if stream {
-				_, err = p.ChatStream(ctx, req, providers.Target{Model: "m-unknown"})
+				_, err = p.Stream(ctx, req, providers.Target{Model: "m-unknown"})
 			} else {
-				_, err = p.Chat(ctx, req, providers.Target{Model: "m-unknown"})
+				_, err = p.Generate(ctx, req, providers.Target{Model: "m-unknown"})
 			}
 			var pe *providers.Error
 			if !errors.As(err, &pe) {
@@ -134,8 +131,7 @@ func TestClassifyContextCause(t *testing.T) {
 	c, cancel := context.WithCancelCause(context.Background())
 	timer := time.AfterFunc(50*time.Millisecond, func() { cancel(providers.ErrFirstByteTimeout) })
 	defer timer.Stop()
-	user := "hi"
-	_, err := p.ChatStream(c, &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}, providers.Target{Model: "slow"})
+	_, err := p.Stream(c, hello(), providers.Target{Model: "slow"})
 	var got *providers.Error
 	if !errors.As(err, &got) || got.Class != providers.Timeout {
 		t.Errorf("got %v, want class timeout", err)
