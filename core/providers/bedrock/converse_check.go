@@ -33,6 +33,9 @@ func checkConverse(req *llm.Request) *llm.Error {
 		if s := t.Strict; s != nil && *s {
 			return llm.Unsupported("tools["+strconv.Itoa(i)+"].function.strict", "Amazon Bedrock does not enforce strict tool schemas on this route")
 		}
+		if len(t.Name) > maxToolName {
+			return llm.Unsupported("tools["+strconv.Itoa(i)+"].name", longToolName(t.Name))
+		}
 	}
 	if tc := req.ToolChoice; tc != nil && tc.DisableParallel && len(req.Tools) > 0 {
 		return llm.Unsupported("tool_choice.disable_parallel_tool_use", "Amazon Bedrock's Converse cannot hold the model to one tool call per turn")
@@ -58,7 +61,7 @@ func checkConverse(req *llm.Request) *llm.Error {
 }
 
 // anthropicOnly ends the refusal of what only Anthropic's wire can carry.
-const anthropicOnly = "is supported on Amazon Bedrock only for Claude models, through InvokeModel (route api: invoke)"
+const anthropicOnly = "is supported on Amazon Bedrock only by Claude models, through InvokeModel"
 
 // checkTurns applies Converse's rules for the conversation: system messages only before it,
 // a user message first, no blank turn (consecutive messages of one role merge into one
@@ -114,9 +117,12 @@ func checkTurns(req *llm.Request) *llm.Error {
 			case llm.PartImage:
 				turnFilled = true
 			case llm.PartToolUse:
+				tp := p + ".tool_calls[" + strconv.Itoa(m.ToolUsesBefore(j)) + "]"
 				if !objectOrEmpty(pt.Input) {
-					return llm.BadRequest(p+".tool_calls["+strconv.Itoa(m.ToolUsesBefore(j))+"].function.arguments",
-						"Amazon Bedrock needs tool call arguments to be a JSON object")
+					return llm.BadRequest(tp+".function.arguments", "Amazon Bedrock needs tool call arguments to be a JSON object")
+				}
+				if len(pt.Name) > maxToolName {
+					return llm.Unsupported(tp+".function.name", longToolName(pt.Name))
 				}
 				turnFilled = true
 			case llm.PartToolResult:
@@ -172,6 +178,13 @@ func checkPart(p *llm.Part, path string) *llm.Error {
 		}
 	}
 	return nil
+}
+
+// maxToolName is the longest tool name Converse takes (Anthropic's own limit is 128).
+const maxToolName = 64
+
+func longToolName(name string) string {
+	return "Amazon Bedrock's Converse takes tool names of at most 64 characters; " + strconv.Quote(name) + " has " + strconv.Itoa(len(name))
 }
 
 func blankTurn(i int) *llm.Error {

@@ -507,4 +507,3 @@ func jsonValue(t *testing.T, b []byte) string {
 }
 
 func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
-

@@ -234,8 +234,8 @@ func TestGatewayStreamedToolCalls(t *testing.T) {
 }
 
 // TestGatewayFailsOverOnRouteErrors: a route Bedrock throttles, or whose model Bedrock does
-// not know, fails over to the backup before any output, and the logged class is the one
-// self-repair acts on (not_found disables the route).
+// not know, fails over to the backup before any output, on Converse and on InvokeModel, and
+// the logged class is the one self-repair acts on (not_found disables the route).
 func TestGatewayFailsOverOnRouteErrors(t *testing.T) {
 	throttled := bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}
 	// Bedrock's answer to an unknown model id (recorded from the live API): a 400
@@ -256,41 +256,43 @@ func TestGatewayFailsOverOnRouteErrors(t *testing.T) {
 		{"unknown model", false, bedrockfake.Answer{Error: &unknown}, "not_found", 400, "ValidationException"},
 		{"unknown model stream", true, bedrockfake.Answer{Error: &unknown}, "not_found", 400, "ValidationException"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.fake.Script("throttled-model", tc.answer)
-			body := `{"model":"flaky","messages":[{"role":"user","content":"echo me back"}]}`
-			if tc.stream {
-				body = `{"model":"flaky","stream":true,"messages":[{"role":"user","content":"echo me back"}]}`
-			}
-			r := h.srv.Chat(t, body)
-			out := string(r.Body)
-			if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != "backup/echo" || r.Header.Get(gateway.HeaderAttempts) != "2" {
-				t.Fatalf("status %d route %q attempts %q:\n%s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), out)
-			}
-			if tc.stream {
-				data := gatewaytest.SSEData(t, out)
-				if data[len(data)-1] != "[DONE]" || strings.Contains(out, "never") {
-					t.Errorf("the backup's stream is not clean:\n%s", out)
+		for _, rt := range []struct{ api, model, upstream string }{{"converse", "flaky", "throttled-model"}, {"invoke", "claude-backup", "us.anthropic.claude-busy-v1:0"}} {
+			t.Run(tc.name+"/"+rt.api, func(t *testing.T) {
+				h := newHarness(t)
+				h.fake.Script(rt.upstream, tc.answer)
+				body := `{"model":"` + rt.model + `","messages":[{"role":"user","content":"echo me back"}]}`
+				if tc.stream {
+					body = `{"model":"` + rt.model + `","stream":true,"messages":[{"role":"user","content":"echo me back"}]}`
 				}
-			} else if !strings.Contains(out, `"content":"echo me back"`) {
-				t.Errorf("the backup did not answer: %s", out)
-			}
-			if n := len(h.fake.Requests()); n != 1 {
-				t.Errorf("Bedrock got %d requests: the SDK retried", n)
-			}
-			failed := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
-			ok := h.logs.WaitLines(t, gateway.MsgAttempt, 1)
-			if len(failed) != 1 || len(ok) != 1 {
-				t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
-			}
-			want := map[string]any{"provider": "bedrock", "connection": "aws", "route": "aws/throttled-model", "upstream_model": "throttled-model",
-				"attempt": 1.0, "outcome": "failover", "error_class": tc.class, "status": tc.status, "error_code": tc.code, "level": "ERROR"}
-			gatewaytest.CheckAttempt(t, failed[0], want)
-			if ok[0]["route"] != "backup/echo" || ok[0]["outcome"] != "ok" || ok[0]["attempt"] != 2.0 {
-				t.Errorf("second attempt line %v", ok[0])
-			}
-		})
+				r := h.srv.Chat(t, body)
+				out := string(r.Body)
+				if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != "backup/echo" || r.Header.Get(gateway.HeaderAttempts) != "2" {
+					t.Fatalf("status %d route %q attempts %q:\n%s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), out)
+				}
+				if tc.stream {
+					data := gatewaytest.SSEData(t, out)
+					if data[len(data)-1] != "[DONE]" || strings.Contains(out, "never") {
+						t.Errorf("the backup's stream is not clean:\n%s", out)
+					}
+				} else if !strings.Contains(out, `"content":"echo me back"`) {
+					t.Errorf("the backup did not answer: %s", out)
+				}
+				if n := len(h.fake.Requests()); n != 1 {
+					t.Errorf("Bedrock got %d requests: the SDK retried", n)
+				}
+				failed := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
+				ok := h.logs.WaitLines(t, gateway.MsgAttempt, 1)
+				if len(failed) != 1 || len(ok) != 1 {
+					t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
+				}
+				want := map[string]any{"provider": "bedrock", "connection": "aws", "route": "aws/" + rt.upstream, "upstream_model": rt.upstream,
+					"attempt": 1.0, "outcome": "failover", "error_class": tc.class, "status": tc.status, "error_code": tc.code, "level": "ERROR"}
+				gatewaytest.CheckAttempt(t, failed[0], want)
+				if ok[0]["route"] != "backup/echo" || ok[0]["outcome"] != "ok" || ok[0]["attempt"] != 2.0 {
+					t.Errorf("second attempt line %v", ok[0])
+				}
+			})
+		}
 	}
 }
 

@@ -62,6 +62,8 @@ type Answer struct {
 	// Events replaces the Anthropic events an InvokeModelWithResponseStream answer's chunks
 	// carry (otherwise those of Blocks, StopReason and Usage).
 	Events []anthropicfake.Event `json:"-"`
+	// Body replaces an InvokeModel answer (a Claude message made from the fields above).
+	Body string `json:"body,omitempty"`
 	// InputCount is what CountTokens answers.
 	InputCount int `json:"input_count,omitempty"`
 	// StreamError is sent as an exception frame after FailAfter frames, ending the stream.
@@ -258,7 +260,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 		s.serveStream(w, &a, op == OpInvokeStream)
 		return
 	case OpInvoke:
-		out = []byte(anthropicAnswer(&a).JSON(""))
+		out = []byte(a.Body)
+		if a.Body == "" {
+			out = []byte(anthropicAnswer(&a).JSON(""))
+		}
 	case OpCountTokens:
 		out, err = json.Marshal(map[string]int{"inputTokens": a.InputCount})
 	default:
