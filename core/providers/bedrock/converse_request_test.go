@@ -40,16 +40,17 @@ func TestRequestGolden(t *testing.T) {
 				t.Fatalf("the gateway refuses the request itself: %v", oe)
 			}
 			target := providers.Target{Model: "anthropic.claude-" + name + "-v1:0", API: "converse", MaxOutputTokens: tc.MaxOutputTokens}
-			got := converseGolden(t, p, f, req, target, strings.HasPrefix(name, "refuse_"))
+			got := sentGolden(t, p, f, req, target, strings.HasPrefix(name, "refuse_"))
 			golden.Check(t, filepath.Join("testdata", "request", name+".golden"), got)
 		})
 	}
 }
 
-// converseGolden checks req on target and, when it passes, sends it through Converse and
-// ConverseStream, which must send the same body; it returns that body, or the refusal,
-// indented. refused says which the case expects.
-func converseGolden(t *testing.T, p *Provider, f *bedrockfake.Server, req *llm.Request, target providers.Target, refused bool) []byte {
+// sentGolden checks req on target and, when it passes, sends it through the route's API,
+// plain and streamed (Converse and ConverseStream, or InvokeModel and
+// InvokeModelWithResponseStream), which must send the same body; it returns that body as the
+// fake accepted it, or the refusal, indented. refused says which the case expects.
+func sentGolden(t *testing.T, p *Provider, f *bedrockfake.Server, req *llm.Request, target providers.Target, refused bool) []byte {
 	t.Helper()
 	before := len(f.Requests())
 	if oe := p.Check(req, target); oe != nil {
@@ -66,13 +67,17 @@ func converseGolden(t *testing.T, p *Provider, f *bedrockfake.Server, req *llm.R
 	if refused {
 		t.Errorf("accepted a request the case name says is refused")
 	}
+	plainOp, streamOp := bedrockfake.OpConverse, bedrockfake.OpConverseStream
+	if a, _ := apiOf(target); a == viaInvoke {
+		plainOp, streamOp = bedrockfake.OpInvoke, bedrockfake.OpInvokeStream
+	}
 	f.Script(target.Model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "ok"}}})
 	if _, err := p.Generate(ctx, req, target); err != nil {
 		t.Fatalf("Generate: %v (fake: %s)", err, f.Last().Invalid)
 	}
 	plain := f.Last()
-	if plain.ModelID != target.Model || plain.Op != bedrockfake.OpConverse {
-		t.Errorf("went to model %q %s, want %q converse", plain.ModelID, plain.Op, target.Model)
+	if plain.ModelID != target.Model || plain.Op != plainOp {
+		t.Errorf("went to model %q %s, want %q %s", plain.ModelID, plain.Op, target.Model, plainOp)
 	}
 	st, err := p.Stream(ctx, req, target)
 	if err != nil {
@@ -82,8 +87,8 @@ func converseGolden(t *testing.T, p *Provider, f *bedrockfake.Server, req *llm.R
 		t.Fatalf("stream: %v", err)
 	}
 	streamed := f.Last()
-	if streamed.Op != bedrockfake.OpConverseStream || !bytes.Equal(streamed.Body, plain.Body) {
-		t.Errorf("ConverseStream body differs from Converse:\n%s\n%s", streamed.Body, plain.Body)
+	if streamed.Op != streamOp || !bytes.Equal(streamed.Body, plain.Body) {
+		t.Errorf("the %s body differs from the %s one:\n%s\n%s", streamOp, plainOp, streamed.Body, plain.Body)
 	}
 	return golden.Indent(t, plain.Body)
 }

@@ -258,3 +258,45 @@ func TestInvokeAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerLimit: a non-streamed answer larger than the bound fails as unavailable (the
+// SDK would read any size into memory); one within it, and streams, are read as usual.
+func TestAnswerLimit(t *testing.T) {
+	p, f := fakeProvider(t)
+	defer func(n int64) { answerLimit = n }(answerLimit)
+	answerLimit = 4 << 10
+	big := strings.Repeat("word ", 1000) // 5 KB of text
+	for _, api := range []string{apiConverse, apiInvoke} {
+		target := providers.Target{Model: "m-big", API: api}
+		f.Script(target.Model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: big}}})
+		_, err := p.Generate(ctx, hello(), target)
+		var pe *providers.Error
+		if !errors.As(err, &pe) || pe.Class != providers.Unavailable || !errors.Is(err, errAnswerTooLarge) {
+			t.Errorf("%s: a 5 KB answer under a 4 KB bound: %v", api, err)
+		}
+		st, err := p.Stream(ctx, hello(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds, err := streamResult(st); err != nil || assemble(ds).Parts[0].Text != big {
+			t.Errorf("%s: the stream is not bounded by the answer limit: %v", api, err)
+		}
+		f.Script(target.Model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "small"}}})
+		if _, err := p.Generate(ctx, hello(), target); err != nil {
+			t.Errorf("%s: a small answer: %v", api, err)
+		}
+	}
+}
+
+func TestLimitedBody(t *testing.T) {
+	for _, tc := range []struct {
+		size, limit int
+		ok          bool
+	}{{10, 10, true}, {9, 10, true}, {11, 10, false}, {0, 0, true}, {1, 0, false}} {
+		b := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", tc.size))), left: int64(tc.limit)}
+		got, err := io.ReadAll(b)
+		if tc.ok && (err != nil || len(got) != tc.size) || !tc.ok && !errors.Is(err, errAnswerTooLarge) {
+			t.Errorf("%d bytes under %d: %d read, %v", tc.size, tc.limit, len(got), err)
+		}
+	}
+}

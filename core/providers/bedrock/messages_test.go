@@ -1,7 +1,6 @@
 package bedrock
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 )
 
 // TestMessagesGolden translates each Anthropic Messages request under testdata/messages, as
@@ -48,58 +46,11 @@ func TestMessagesGolden(t *testing.T) {
 			}
 			req.PassThrough = llm.WireAnthropic
 			target := providers.Target{Model: tc.Model, API: tc.API}
-			refused := strings.HasPrefix(name, "refuse_")
-			a, _ := apiOf(target)
-			var got []byte
-			if a == viaInvoke {
-				got = invokeGolden(t, p, f, req, target, refused)
-			} else {
-				got = converseGolden(t, p, f, req, target, refused)
-			}
-			if wantInvoke := strings.Contains(name, "invoke"); wantInvoke != (a == viaInvoke) {
+			got := sentGolden(t, p, f, req, target, strings.HasPrefix(name, "refuse_"))
+			if a, _ := apiOf(target); strings.Contains(name, "invoke") != (a == viaInvoke) {
 				t.Errorf("the route went to the other API (invoke: %v)", a == viaInvoke)
 			}
 			golden.Check(t, filepath.Join("testdata", "messages", name+".golden"), got)
 		})
 	}
-}
-
-// invokeGolden is converseGolden for InvokeModel.
-func invokeGolden(t *testing.T, p *Provider, f *bedrockfake.Server, req *llm.Request, target providers.Target, refused bool) []byte {
-	t.Helper()
-	before := len(f.Requests())
-	if oe := p.Check(req, target); oe != nil {
-		if !refused {
-			t.Errorf("refused a request the case name says is fine: %v", oe)
-		}
-		if n := len(f.Requests()); n != before {
-			t.Errorf("a refused request reached Bedrock (%d requests)", n-before)
-		}
-		b, _ := json.Marshal(map[string]any{"refused": map[string]any{
-			"status": oe.Status, "type": oe.Type, "param": oe.Param, "code": oe.Code, "message": oe.Message}})
-		return golden.Indent(t, b)
-	}
-	if refused {
-		t.Errorf("accepted a request the case name says is refused")
-	}
-	f.Script(target.Model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "ok"}}})
-	if _, err := p.Generate(ctx, req, target); err != nil {
-		t.Fatalf("Generate: %v (fake: %s)", err, f.Last().Invalid)
-	}
-	plain := f.Last()
-	if plain.ModelID != target.Model || plain.Op != bedrockfake.OpInvoke {
-		t.Errorf("went to model %q %s, want %q invoke", plain.ModelID, plain.Op, target.Model)
-	}
-	st, err := p.Stream(ctx, req, target)
-	if err != nil {
-		t.Fatalf("Stream: %v (fake: %s)", err, f.Last().Invalid)
-	}
-	if _, err := streamResult(st); err != nil {
-		t.Fatalf("stream: %v", err)
-	}
-	streamed := f.Last()
-	if streamed.Op != bedrockfake.OpInvokeStream || !bytes.Equal(streamed.Body, plain.Body) {
-		t.Errorf("InvokeModelWithResponseStream body differs from InvokeModel:\n%s\n%s", streamed.Body, plain.Body)
-	}
-	return golden.Indent(t, plain.Body)
 }

@@ -57,6 +57,7 @@
 //	invoke_stream.go      InvokeModelWithResponseStream chunks -> Anthropic's SSE for its translator
 //	count.go              CountTokens
 //	errors.go             exceptions -> error classes, for every operation
+//	bodylimit.go          the bound on non-streamed answers
 package bedrock
 
 import (
@@ -111,6 +112,8 @@ func newProvider(conn *config.Connection, env providers.Env, load awsconf.Loader
 	token := conn.ExtraString("bearer_token")
 	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
 		o.Retryer = aws.NopRetryer{}
+		// A full slice expression: the config's options must not see this one.
+		o.APIOptions = append(o.APIOptions[:len(o.APIOptions):len(o.APIOptions)], limitAnswers)
 		o.RetryMaxAttempts = 0 // AWS_MAX_ATTEMPTS must not wrap the no-op retryer
 		// The shared client keeps connections warm across providers, but a custom CA bundle
 		// (AWS_CA_BUNDLE) lives only in the SDK's own client.
