@@ -182,6 +182,11 @@ func TestMessagesDoorStreamOnInvokeModel(t *testing.T) {
 	if acc.Usage.InputTokens != 12 || acc.Usage.CacheReadInputTokens != 2000 || acc.Usage.CacheCreationInputTokens != 300 || acc.Usage.OutputTokens != 40 {
 		t.Errorf("streamed usage %s", acc.Usage.RawJSON())
 	}
+	// The streamed attempt is logged and priced like the plain one.
+	a := h.logs.WaitLines(t, gateway.MsgAttempt, 2)
+	if len(a) != 2 || a[1]["usage"] == nil || !equalJSON(a[0]["usage"], a[1]["usage"]) || a[0]["cost_usd"] != a[1]["cost_usd"] {
+		t.Errorf("attempts %v", a)
+	}
 
 	r := h.srv.Do(t, http.MethodPost, "/v1/messages?beta=true", `{"model":"claude","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"Weather?"}]}`,
 		"Anthropic-Version", "2023-06-01")
@@ -505,5 +510,7 @@ func jsonValue(t *testing.T, b []byte) string {
 	}
 	return mustJSON(v)
 }
+
+func equalJSON(a, b any) bool { return mustJSON(a) == mustJSON(b) }
 
 func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
