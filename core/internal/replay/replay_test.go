@@ -54,11 +54,11 @@ connections:
   backup: {kind: mock}
 models:
   replay:
-    routes: [{connection: up, model: %q}]
+    routes: [{connection: up, model: %q, api: %q}]
   replay-failover:
     routing: {policy: ordered, max_attempts: 2}
     routes:
-      - {connection: up, model: %[2]q}
+      - {connection: up, model: %[2]q, api: %[3]q}
       - {connection: backup, model: echo}
 `
 
@@ -68,7 +68,7 @@ func replay(t *testing.T, rec *recording, rw *row, stream bool) {
 	up.register(reg)
 	mock.Register(reg)
 	logs := &gatewaytest.LogBuffer{}
-	cfg := gatewaytest.Config(t, fmt.Sprintf(gatewayConfig, up.conn, up.model), config.Options{Getenv: func(string) string { return "" }})
+	cfg := gatewaytest.Config(t, fmt.Sprintf(gatewayConfig, up.conn, up.model, up.api), config.Options{Getenv: func(string) string { return "" }})
 	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
 	client := srv.OpenAI()
 

@@ -34,6 +34,7 @@ import (
 type upstream struct {
 	conn     string // the connection's YAML flow mapping
 	model    string // the route's model
+	api      string // the route's api, when the model alone does not pick the recorded one
 	register func(providers.Registry)
 	calls    func() int // requests received
 }
@@ -209,6 +210,7 @@ func serveBedrock(t *testing.T, rec *recording, stream bool) *upstream {
 	return &upstream{
 		conn:     fmt.Sprintf("{kind: bedrock, region: us-east-1, endpoint: %q}", srv.URL),
 		model:    "us.anthropic.claude-recorded-v1:0",
+		api:      "converse", // Converse recordings; a Claude id alone goes to InvokeModel
 		register: func(r providers.Registry) { bedrock.Register(r, load) },
 		calls:    func() int { return int(n.Load()) },
 	}

@@ -50,6 +50,9 @@ func classify(ctx context.Context, err error) *providers.Error {
 	if errors.As(err, &pe) {
 		return pe
 	}
+	if errors.Is(err, errAnswerTooLarge) {
+		return &providers.Error{Class: providers.Unavailable, Provider: displayName, Err: err, Message: errAnswerTooLarge.Error()}
+	}
 	var ce *credentialsError
 	if errors.As(err, &ce) {
 		return &providers.Error{Class: providers.Auth, Code: "credentials", Provider: displayName, Err: err,

@@ -6,18 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 )
 
 // TestExceptions sends every Bedrock exception as an HTTP error response and as an
-// exception frame inside a stream, through the real SDK, and checks the class (which decides
-// failover and remediation), the logged status and the status the client gets.
+// exception frame inside a stream, through the real SDK, to Converse and to InvokeModel, and
+// checks the class (which decides failover and remediation), the logged status and the
+// status the client gets: the same for both APIs.
 func TestExceptions(t *testing.T) {
 	p, f := fakeProvider(t)
-	user := "hi"
-	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
+	req := hello()
 	for _, tc := range []struct {
 		exception string
 		status    int // HTTP status Bedrock answers with
@@ -57,44 +56,45 @@ func TestExceptions(t *testing.T) {
 				t.Errorf("%s: message %q", how, pe.Message)
 			}
 		}
-		t.Run(tc.exception, func(t *testing.T) {
-			model := "m-" + tc.exception
-			f.Script(model, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception, Status: tc.status}})
-			n := len(f.Requests())
-			_, err := p.Chat(ctx, req, providers.Target{Model: model})
-			check(t, "Converse", err, tc.status)
-			_, err = p.ChatStream(ctx, req, providers.Target{Model: model})
-			check(t, "ConverseStream", err, tc.status)
-			// The SDK retries throttling and 5xx by default; the gateway owns retries.
-			if got := len(f.Requests()) - n; got != 2 {
-				t.Errorf("%d requests for two calls: the SDK retried", got)
-			}
-			if tc.status == 409 || tc.status == 502 {
-				return // not a Bedrock stream exception
-			}
-			// Inside a stream the exception arrives after the 200, so the status is the one
-			// Bedrock documents for it.
-			f.Script(model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "x"}}, FailAfter: 1,
-				StreamError: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception}})
-			st, err := p.ChatStream(ctx, req, providers.Target{Model: model})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = streamResult(st)
-			check(t, "in stream", err, tc.status)
-		})
+		for _, api := range []string{apiConverse, apiInvoke} {
+			t.Run(tc.exception+"/"+api, func(t *testing.T) {
+				target := providers.Target{Model: "m-" + tc.exception, API: api}
+				f.Script(target.Model, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception, Status: tc.status}})
+				n := len(f.Requests())
+				_, err := p.Generate(ctx, req, target)
+				check(t, "plain", err, tc.status)
+				_, err = p.Stream(ctx, req, target)
+				check(t, "stream", err, tc.status)
+				// The SDK retries throttling and 5xx by default; the gateway owns retries.
+				if got := len(f.Requests()) - n; got != 2 {
+					t.Errorf("%d requests for two calls: the SDK retried", got)
+				}
+				if tc.status == 409 || tc.status == 502 {
+					return // not a Bedrock stream exception
+				}
+				// Inside a stream the exception arrives after the 200, so the status is the
+				// one Bedrock documents for it.
+				f.Script(target.Model, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "x"}}, FailAfter: 1,
+					StreamError: &bedrockfake.Exception{Type: tc.exception, Message: "msg " + tc.exception}})
+				st, err := p.Stream(ctx, req, target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = streamResult(st)
+				check(t, "in stream", err, tc.status)
+			})
+		}
 	}
 }
 
 // TestUnknownModelIsNotFound: Bedrock answers a model id it does not know with 400
 // ValidationException "The provided model identifier is invalid." (recorded from the live
-// API). The route names a model that does not exist: class not_found, so the gateway fails
+// API), on Converse and InvokeModel alike. The route names a model that does not exist: class not_found, so the gateway fails
 // over, the client of the last route gets 502 upstream_model_not_found and self-repair
 // disables the route. Other ValidationExceptions stay the client's 400.
 func TestUnknownModelIsNotFound(t *testing.T) {
 	p, f := fakeProvider(t)
-	user := "hi"
-	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
+	req := hello()
 	for _, tc := range []struct {
 		message string
 		class   providers.Class
@@ -105,20 +105,24 @@ func TestUnknownModelIsNotFound(t *testing.T) {
 		{"Malformed input request: #: extraneous key [foo] is not permitted, please reformat your input and try again.", providers.BadRequest, "upstream_bad_request"},
 	} {
 		f.Script("m-unknown", bedrockfake.Answer{Error: &bedrockfake.Exception{Type: "ValidationException", Message: tc.message, Status: 400}})
-		for _, stream := range []bool{false, true} {
+		for _, c := range []struct {
+			stream bool
+			api    string
+		}{{false, apiConverse}, {true, apiConverse}, {false, apiInvoke}, {true, apiInvoke}} {
+			stream, target := c.stream, providers.Target{Model: "m-unknown", API: c.api}
 			var err error
 			if stream {
-				_, err = p.ChatStream(ctx, req, providers.Target{Model: "m-unknown"})
+				_, err = p.Stream(ctx, req, target)
 			} else {
-				_, err = p.Chat(ctx, req, providers.Target{Model: "m-unknown"})
+				_, err = p.Generate(ctx, req, target)
 			}
 			var pe *providers.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("%q stream=%v: %v is not a *providers.Error", tc.message, stream, err)
+				t.Fatalf("%q stream=%v %s: %v is not a *providers.Error", tc.message, stream, c.api, err)
 			}
 			ce := pe.ClientError()
 			if pe.Class != tc.class || pe.Status != 400 || pe.Code != "ValidationException" || ce.Code != tc.client || pe.Failover() != (tc.class != providers.BadRequest) {
-				t.Errorf("%q stream=%v: class %s status %d code %q, client %d %s, failover %v", tc.message, stream, pe.Class, pe.Status, pe.Code, ce.Status, ce.Code, pe.Failover())
+				t.Errorf("%q stream=%v %s: class %s status %d code %q, client %d %s, failover %v", tc.message, stream, c.api, pe.Class, pe.Status, pe.Code, ce.Status, ce.Code, pe.Failover())
 			}
 		}
 	}
@@ -134,8 +138,7 @@ func TestClassifyContextCause(t *testing.T) {
 	c, cancel := context.WithCancelCause(context.Background())
 	timer := time.AfterFunc(50*time.Millisecond, func() { cancel(providers.ErrFirstByteTimeout) })
 	defer timer.Stop()
-	user := "hi"
-	_, err := p.ChatStream(c, &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}, providers.Target{Model: "slow"})
+	_, err := p.Stream(c, hello(), providers.Target{Model: "slow"})
 	var got *providers.Error
 	if !errors.As(err, &got) || got.Class != providers.Timeout {
 		t.Errorf("got %v, want class timeout", err)

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 )
 
 // fuzzEvents turns fuzz bytes into a ConverseStream event sequence: each step's first byte
@@ -65,7 +65,7 @@ func FuzzTranslator(f *testing.F) {
 	})
 }
 
-func checkToolCalls(t *testing.T, calls []openai.ToolCallDelta, seen map[int]bool) {
+func checkToolCalls(t *testing.T, calls []llm.ToolCallDelta, seen map[int]bool) {
 	t.Helper()
 	for _, c := range calls {
 		if !seen[c.Index] {

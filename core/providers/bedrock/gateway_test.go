@@ -30,7 +30,8 @@ type harness struct {
 }
 
 // newHarness serves the real gateway over the fake Bedrock runtime, with static credentials
-// from the environment (as the default chain finds them) and a mock backup route.
+// from the environment (as the default chain finds them) and a mock backup route. nova is a
+// Converse model; claude and claude-backup are Claude models, on InvokeModel.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	bedrock.IsolateAWS(t, "AKIDGATEWAY")
@@ -46,9 +47,18 @@ connections:
   backup:
     kind: mock
 models:
-  claude:
+  nova:
     routes:
-      - {connection: aws, model: anthropic.claude-test-v1:0}
+      - {connection: aws, model: amazon.nova-test-v1:0}
+  claude:
+    price: {input_per_mtok: 3.0, output_per_mtok: 15.0, cached_input_per_mtok: 0.3, cache_write_per_mtok: 3.75}
+    routes:
+      - {connection: aws, model: us.anthropic.claude-sonnet-4-5-20250929-v1:0}
+  claude-backup:
+    routing: {policy: ordered, max_attempts: 2}
+    routes:
+      - {connection: aws, model: us.anthropic.claude-busy-v1:0, residency: us}
+      - {connection: backup, model: echo, residency: us}
   flaky:
     routing: {policy: ordered, max_attempts: 2}
     routes:
@@ -72,41 +82,41 @@ var weatherTools = []oai.ChatCompletionToolUnionParam{
 
 func TestGatewayChat(t *testing.T) {
 	h := newHarness(t)
-	h.fake.Script("anthropic.claude-test-v1:0", bedrockfake.Answer{
+	h.fake.Script("amazon.nova-test-v1:0", bedrockfake.Answer{
 		Blocks: []bedrockfake.Block{{Text: "Bonjour !"}},
 		Usage:  &bedrockfake.Usage{InputTokens: ptr(10), OutputTokens: ptr(3), TotalTokens: ptr(113), CacheReadInputTokens: ptr(100)},
 	})
 	var resp *http.Response
 	c, err := h.client.Chat.Completions.New(context.Background(), oai.ChatCompletionNewParams{
-		Model:    "claude",
+		Model:    "nova",
 		Messages: []oai.ChatCompletionMessageParamUnion{oai.SystemMessage("Answer in French."), oai.UserMessage("Hello")},
 	}, option.WithResponseInto(&resp))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Choices[0].Message.Content; got != "Bonjour !" || c.Choices[0].FinishReason != "stop" || c.Model != "claude" {
+	if got := c.Choices[0].Message.Content; got != "Bonjour !" || c.Choices[0].FinishReason != "stop" || c.Model != "nova" {
 		t.Errorf("content %q finish %q model %q", got, c.Choices[0].FinishReason, c.Model)
 	}
 	if u := c.Usage; u.PromptTokens != 110 || u.CompletionTokens != 3 || u.TotalTokens != 113 || u.PromptTokensDetails.CachedTokens != 100 {
 		t.Errorf("usage %+v", u)
 	}
-	if got := resp.Header.Get(gateway.HeaderRoute); got != "aws/anthropic.claude-test-v1:0" {
+	if got := resp.Header.Get(gateway.HeaderRoute); got != "aws/amazon.nova-test-v1:0" {
 		t.Errorf("route header %q", got)
 	}
-	if got := h.fake.Last(); got.ModelID != "anthropic.claude-test-v1:0" || got.Stream || !strings.Contains(string(got.Body), `"system":[{"text":"Answer in French."}]`) {
+	if got := h.fake.Last(); got.ModelID != "amazon.nova-test-v1:0" || got.Stream || !strings.Contains(string(got.Body), `"system":[{"text":"Answer in French."}]`) {
 		t.Errorf("Bedrock got model %q stream %v body %s", got.ModelID, got.Stream, got.Body)
 	}
 }
 
 func TestGatewayStreamWithUsage(t *testing.T) {
 	h := newHarness(t)
-	h.fake.Script("anthropic.claude-test-v1:0", bedrockfake.Answer{
+	h.fake.Script("amazon.nova-test-v1:0", bedrockfake.Answer{
 		Blocks: []bedrockfake.Block{{Text: "The quick brown fox jumps over the lazy dog."}},
 		Chunk:  5,
 		Usage:  bedrockfake.Tokens(9, 11),
 	})
 	st := h.client.Chat.Completions.NewStreaming(context.Background(), oai.ChatCompletionNewParams{
-		Model:         "claude",
+		Model:         "nova",
 		Messages:      []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Say the pangram")},
 		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
 	})
@@ -130,7 +140,7 @@ func TestGatewayStreamWithUsage(t *testing.T) {
 	}
 
 	// On the wire: the usage chunk (empty choices) comes after the finish chunk, then [DONE].
-	r := h.srv.Chat(t, `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
+	r := h.srv.Chat(t, `{"model":"nova","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"again"}]}`)
 	data := gatewaytest.SSEData(t, r.Body)
 	if r.Header.Get("Content-Type") != "text/event-stream" || len(data) < 3 || data[len(data)-1] != "[DONE]" {
 		t.Fatalf("stream does not end with [DONE]:\n%s", r.Body)
@@ -149,7 +159,7 @@ func TestGatewayStreamWithUsage(t *testing.T) {
 // indexes, and equal the non-streamed calls.
 func TestGatewayStreamedToolCalls(t *testing.T) {
 	h := newHarness(t)
-	h.fake.Script("anthropic.claude-test-v1:0", bedrockfake.Answer{
+	h.fake.Script("amazon.nova-test-v1:0", bedrockfake.Answer{
 		// Bedrock numbers content blocks with the text first; OpenAI numbers tool calls alone.
 		Blocks: []bedrockfake.Block{
 			{Text: "Let me check."},
@@ -160,7 +170,7 @@ func TestGatewayStreamedToolCalls(t *testing.T) {
 		Usage: bedrockfake.Tokens(30, 12),
 	})
 	params := oai.ChatCompletionNewParams{
-		Model:    "claude",
+		Model:    "nova",
 		Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Weather and time in Paris?")},
 		Tools:    weatherTools,
 	}
@@ -215,7 +225,7 @@ func TestGatewayStreamedToolCalls(t *testing.T) {
 	}
 
 	// The raw chunks: each call is named once, under its own index.
-	body := string(h.srv.Chat(t, `{"model":"claude","stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}],"messages":[{"role":"user","content":"again"}]}`).Body)
+	body := string(h.srv.Chat(t, `{"model":"nova","stream":true,"tools":[{"type":"function","function":{"name":"get_weather"}},{"type":"function","function":{"name":"get_time"}}],"messages":[{"role":"user","content":"again"}]}`).Body)
 	for i, id := range []string{"tooluse_w1", "tooluse_t2"} {
 		if n := strings.Count(body, `{"index":`+fmt.Sprint(i)+`,"id":"`+id+`"`); n != 1 {
 			t.Errorf("call %s opened %d times at index %d:\n%s", id, n, i, body)
@@ -224,8 +234,8 @@ func TestGatewayStreamedToolCalls(t *testing.T) {
 }
 
 // TestGatewayFailsOverOnRouteErrors: a route Bedrock throttles, or whose model Bedrock does
-// not know, fails over to the backup before any output, and the logged class is the one
-// self-repair acts on (not_found disables the route).
+// not know, fails over to the backup before any output, on Converse and on InvokeModel, and
+// the logged class is the one self-repair acts on (not_found disables the route).
 func TestGatewayFailsOverOnRouteErrors(t *testing.T) {
 	throttled := bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}
 	// Bedrock's answer to an unknown model id (recorded from the live API): a 400
@@ -246,41 +256,43 @@ func TestGatewayFailsOverOnRouteErrors(t *testing.T) {
 		{"unknown model", false, bedrockfake.Answer{Error: &unknown}, "not_found", 400, "ValidationException"},
 		{"unknown model stream", true, bedrockfake.Answer{Error: &unknown}, "not_found", 400, "ValidationException"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.fake.Script("throttled-model", tc.answer)
-			body := `{"model":"flaky","messages":[{"role":"user","content":"echo me back"}]}`
-			if tc.stream {
-				body = `{"model":"flaky","stream":true,"messages":[{"role":"user","content":"echo me back"}]}`
-			}
-			r := h.srv.Chat(t, body)
-			out := string(r.Body)
-			if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != "backup/echo" || r.Header.Get(gateway.HeaderAttempts) != "2" {
-				t.Fatalf("status %d route %q attempts %q:\n%s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), out)
-			}
-			if tc.stream {
-				data := gatewaytest.SSEData(t, out)
-				if data[len(data)-1] != "[DONE]" || strings.Contains(out, "never") {
-					t.Errorf("the backup's stream is not clean:\n%s", out)
+		for _, rt := range []struct{ api, model, upstream string }{{"converse", "flaky", "throttled-model"}, {"invoke", "claude-backup", "us.anthropic.claude-busy-v1:0"}} {
+			t.Run(tc.name+"/"+rt.api, func(t *testing.T) {
+				h := newHarness(t)
+				h.fake.Script(rt.upstream, tc.answer)
+				body := `{"model":"` + rt.model + `","messages":[{"role":"user","content":"echo me back"}]}`
+				if tc.stream {
+					body = `{"model":"` + rt.model + `","stream":true,"messages":[{"role":"user","content":"echo me back"}]}`
 				}
-			} else if !strings.Contains(out, `"content":"echo me back"`) {
-				t.Errorf("the backup did not answer: %s", out)
-			}
-			if n := len(h.fake.Requests()); n != 1 {
-				t.Errorf("Bedrock got %d requests: the SDK retried", n)
-			}
-			failed := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
-			ok := h.logs.WaitLines(t, gateway.MsgAttempt, 1)
-			if len(failed) != 1 || len(ok) != 1 {
-				t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
-			}
-			want := map[string]any{"provider": "bedrock", "connection": "aws", "route": "aws/throttled-model", "upstream_model": "throttled-model",
-				"attempt": 1.0, "outcome": "failover", "error_class": tc.class, "status": tc.status, "error_code": tc.code, "level": "ERROR"}
-			gatewaytest.CheckAttempt(t, failed[0], want)
-			if ok[0]["route"] != "backup/echo" || ok[0]["outcome"] != "ok" || ok[0]["attempt"] != 2.0 {
-				t.Errorf("second attempt line %v", ok[0])
-			}
-		})
+				r := h.srv.Chat(t, body)
+				out := string(r.Body)
+				if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != "backup/echo" || r.Header.Get(gateway.HeaderAttempts) != "2" {
+					t.Fatalf("status %d route %q attempts %q:\n%s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), out)
+				}
+				if tc.stream {
+					data := gatewaytest.SSEData(t, out)
+					if data[len(data)-1] != "[DONE]" || strings.Contains(out, "never") {
+						t.Errorf("the backup's stream is not clean:\n%s", out)
+					}
+				} else if !strings.Contains(out, `"content":"echo me back"`) {
+					t.Errorf("the backup did not answer: %s", out)
+				}
+				if n := len(h.fake.Requests()); n != 1 {
+					t.Errorf("Bedrock got %d requests: the SDK retried", n)
+				}
+				failed := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
+				ok := h.logs.WaitLines(t, gateway.MsgAttempt, 1)
+				if len(failed) != 1 || len(ok) != 1 {
+					t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
+				}
+				want := map[string]any{"provider": "bedrock", "connection": "aws", "route": "aws/" + rt.upstream, "upstream_model": rt.upstream,
+					"attempt": 1.0, "outcome": "failover", "error_class": tc.class, "status": tc.status, "error_code": tc.code, "level": "ERROR"}
+				gatewaytest.CheckAttempt(t, failed[0], want)
+				if ok[0]["route"] != "backup/echo" || ok[0]["outcome"] != "ok" || ok[0]["attempt"] != 2.0 {
+					t.Errorf("second attempt line %v", ok[0])
+				}
+			})
+		}
 	}
 }
 
@@ -298,8 +310,8 @@ func TestGatewayBrokenStreams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.fake.Script("anthropic.claude-test-v1:0", tc.answer)
-			r := h.srv.Chat(t, `{"model":"claude","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+			h.fake.Script("amazon.nova-test-v1:0", tc.answer)
+			r := h.srv.Chat(t, `{"model":"nova","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
 			body := string(r.Body)
 			data := gatewaytest.SSEData(t, body)
 			if r.Status != 200 || len(data) < 2 {
@@ -314,7 +326,7 @@ func TestGatewayBrokenStreams(t *testing.T) {
 			}
 			// The official SDK reports the broken stream as an error.
 			st := h.client.Chat.Completions.NewStreaming(context.Background(), oai.ChatCompletionNewParams{
-				Model: "claude", Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("hi")}})
+				Model: "nova", Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("hi")}})
 			for st.Next() {
 			}
 			if err := st.Err(); err == nil {
@@ -332,7 +344,7 @@ func TestGatewayBrokenStreams(t *testing.T) {
 
 func TestGatewayCompletionsNotSupported(t *testing.T) {
 	h := newHarness(t)
-	r := h.srv.Do(t, http.MethodPost, "/v1/completions", `{"model":"claude","prompt":"Once upon a time","max_tokens":5}`)
+	r := h.srv.Do(t, http.MethodPost, "/v1/completions", `{"model":"nova","prompt":"Once upon a time","max_tokens":5}`)
 	var e struct {
 		Error struct {
 			Message, Type, Code string
@@ -342,7 +354,7 @@ func TestGatewayCompletionsNotSupported(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &e); err != nil {
 		t.Fatalf("%v: %s", err, r.Body)
 	}
-	want := "The completions endpoint is not supported for claude on Amazon Bedrock. Use the chat endpoint instead."
+	want := "The completions endpoint is not supported for nova on Amazon Bedrock. Use the chat endpoint instead."
 	if r.Status != 501 || r.Header.Get("X-Should-Retry") != "false" || e.Error.Message != want || e.Error.Code != "unsupported_endpoint" || e.Error.Type != "invalid_request_error" {
 		t.Errorf("status %d x-should-retry %q body %s", r.Status, r.Header.Get("X-Should-Retry"), r.Body)
 	}
@@ -353,7 +365,7 @@ func TestGatewayCompletionsNotSupported(t *testing.T) {
 
 func TestGatewayRefusesBeforeCalling(t *testing.T) {
 	h := newHarness(t)
-	r := h.srv.Chat(t, `{"model":"claude","temperature":1.5,"messages":[{"role":"user","content":"hi"}]}`)
+	r := h.srv.Chat(t, `{"model":"nova","temperature":1.5,"messages":[{"role":"user","content":"hi"}]}`)
 	if body := string(r.Body); r.Status != 400 || !strings.Contains(body, `"param":"temperature"`) || !strings.Contains(body, "Amazon Bedrock") {
 		t.Errorf("status %d: %s", r.Status, body)
 	}

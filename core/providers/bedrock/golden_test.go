@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 )
@@ -28,9 +28,9 @@ func fakeProvider(t *testing.T) (*Provider, *bedrockfake.Server) {
 }
 
 // streamResult reads a stream to its end: the deltas, then the terminal error (nil at EOF).
-func streamResult(st providers.Stream) ([]openai.Delta, error) {
+func streamResult(st llm.Stream) ([]llm.Delta, error) {
 	defer st.Close()
-	var ds []openai.Delta
+	var ds []llm.Delta
 	for {
 		d, err := st.Next()
 		if err == io.EOF {

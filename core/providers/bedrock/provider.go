@@ -1,6 +1,35 @@
-// Package bedrock serves chat completions through Amazon Bedrock's Converse and ConverseStream
-// APIs, with the AWS SDK for Go v2 doing the signing, the credentials and the binary event
-// stream.
+// Package bedrock serves the gateway's requests through the Amazon Bedrock runtime, with the
+// AWS SDK for Go v2 doing the signing, the credentials and the binary event stream. A route
+// reaches its model through one of two APIs:
+//
+//   - InvokeModel / InvokeModelWithResponseStream for Anthropic Claude models, whose body is
+//     Anthropic's Messages body (built by the anthropic package, without "model" and
+//     "stream", with anthropic_version bedrock-2023-05-31 and the client's betas as
+//     anthropic_beta). Every Claude feature the Messages door carries goes through
+//     (cache_control, thinking, betas, tools, images, documents, server tools), checked by
+//     the Messages API's own rules (anthropic.Check); what Bedrock does not take it refuses
+//     itself with a 400, which the gateway relays without failing over. Answers and stream
+//     events are Anthropic's, read by the anthropic package's translators, and reach a
+//     Messages door client verbatim (with the gateway's model name).
+//   - Converse / ConverseStream for every other model, translated from the gateway's request.
+//
+// A model is Claude when its id contains "anthropic.claude": foundation models, cross-region
+// inference profiles (us.anthropic.claude-..., global.anthropic.claude-...) and ARNs that
+// name either. A route forces the API with api: invoke (an application inference profile or
+// a provisioned throughput ARN of a Claude model, whose id does not say) or api: converse.
+//
+// The Converse translation carries what Converse can: system text, cache_control as
+// cachePoint blocks (on Claude and Nova, the models that cache; elsewhere the hint is left
+// out), base64 images (png, jpeg, gif, webp) in messages and tool results, tool results with
+// is_error as status "error" (on Claude and Nova; elsewhere "Error: " in the text), stop
+// sequences, top_p, top_k (additionalModelRequestFields), adaptive thinking (the model
+// decides) and reasoning in answers. It refuses, with the reason, what it cannot: a thinking
+// budget, Anthropic-only blocks and fields (documents, server tools, citations, Files API
+// images, output_config, context_management beyond clearing thinking), images by URL,
+// strict tools, tool_choice none, disable_parallel_tool_use, a developer message, a
+// conversation that starts with the assistant or ends with it (prefill), blank turns.
+// Thinking from earlier turns is not sent, as Anthropic itself drops it from the context.
+// Anthropic betas mean nothing on Converse and are not sent.
 //
 // Connection settings (config.Connection):
 //
@@ -16,8 +45,19 @@
 // environment. They are resolved lazily at the first call: building the provider does no
 // network I/O. The SDK never retries: the gateway owns retries and failover.
 //
-// Files: request.go (OpenAI -> Converse), response.go (Converse -> completion), stream.go
-// (ConverseStream events -> deltas), errors.go (exceptions -> error classes).
+// Token counting (CountTokens) uses Bedrock's CountTokens, which counts Claude models; other
+// models report unsupported, and the gateway estimates.
+//
+//	api.go                which API a route uses (Claude detection, route api)
+//	converse_check.go     what Converse refuses (checkConverse)
+//	converse_request.go   llm.Request -> Converse input
+//	converse_response.go  Converse answer -> llm.Answer; stop reasons; usage
+//	converse_stream.go    ConverseStream events -> deltas
+//	invoke.go             InvokeModel with Anthropic's body (checkInvoke, invokeBody)
+//	invoke_stream.go      InvokeModelWithResponseStream chunks -> Anthropic's SSE for its translator
+//	count.go              CountTokens
+//	errors.go             exceptions -> error classes, for every operation
+//	bodylimit.go          the bound on non-streamed answers
 package bedrock
 
 import (
@@ -32,7 +72,7 @@ import (
 
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
@@ -72,6 +112,8 @@ func newProvider(conn *config.Connection, env providers.Env, load awsconf.Loader
 	token := conn.ExtraString("bearer_token")
 	client := bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
 		o.Retryer = aws.NopRetryer{}
+		// A full slice expression: the config's options must not see this one.
+		o.APIOptions = append(o.APIOptions[:len(o.APIOptions):len(o.APIOptions)], limitAnswers)
 		o.RetryMaxAttempts = 0 // AWS_MAX_ATTEMPTS must not wrap the no-op retryer
 		// The shared client keeps connections warm across providers, but a custom CA bundle
 		// (AWS_CA_BUNDLE) lives only in the SDK's own client.
@@ -132,43 +174,61 @@ func (m markedCredentials) ProviderSources() []aws.CredentialSource {
 // Name is the display name.
 func (p *Provider) Name() string { return displayName }
 
-// CheckChat refuses what Converse cannot serve; see checkChat.
-func (p *Provider) CheckChat(req *openai.ChatRequest, _ providers.Target) *openai.Error {
-	return checkChat(req)
+// Check refuses what the route's API cannot serve: Converse's rules (checkConverse), or on
+// InvokeModel the Messages API's own (anthropic.Check), whose body carries every Claude
+// feature. A route whose api names no Bedrock API is refused as misconfigured.
+func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
+	a, ok := apiOf(t)
+	switch {
+	case !ok:
+		return badAPI(t)
+	case a == viaInvoke:
+		return checkInvoke(req)
+	}
+	return checkConverse(req)
 }
 
-// Chat makes one Converse call.
-func (p *Provider) Chat(ctx context.Context, req *openai.ChatRequest, t providers.Target) (*openai.Completion, error) {
+// Generate makes one Converse or InvokeModel call.
+func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
+	if a, _ := apiOf(t); a == viaInvoke {
+		return p.invoke(ctx, req, t)
+	}
 	c, err := buildConverse(req, t)
 	if err != nil {
 		return nil, err
 	}
 	out, err := p.client.Converse(ctx, &bedrockruntime.ConverseInput{
-		ModelId:         aws.String(t.Model),
-		Messages:        c.messages,
-		System:          c.system,
-		InferenceConfig: c.inference,
-		ToolConfig:      c.tools,
+		ModelId:                      aws.String(t.Model),
+		Messages:                     c.messages,
+		System:                       c.system,
+		InferenceConfig:              c.inference,
+		ToolConfig:                   c.tools,
+		AdditionalModelRequestFields: c.additional,
 	})
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	return completion(out)
+	return answer(out)
 }
 
-// ChatStream starts one ConverseStream call. Exceptions Bedrock sends before any content
-// surface from the first Next, where the gateway can still fail over.
-func (p *Provider) ChatStream(ctx context.Context, req *openai.ChatRequest, t providers.Target) (providers.Stream, error) {
+// Stream starts one ConverseStream or InvokeModelWithResponseStream call. Exceptions Bedrock
+// sends before any content surface from the first Next, where the gateway can still fail
+// over.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
+	if a, _ := apiOf(t); a == viaInvoke {
+		return p.invokeStream(ctx, req, t)
+	}
 	c, err := buildConverse(req, t)
 	if err != nil {
 		return nil, err
 	}
 	out, err := p.client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
-		ModelId:         aws.String(t.Model),
-		Messages:        c.messages,
-		System:          c.system,
-		InferenceConfig: c.inference,
-		ToolConfig:      c.tools,
+		ModelId:                      aws.String(t.Model),
+		Messages:                     c.messages,
+		System:                       c.system,
+		InferenceConfig:              c.inference,
+		ToolConfig:                   c.tools,
+		AdditionalModelRequestFields: c.additional,
 	})
 	if err != nil {
 		return nil, classify(ctx, err)

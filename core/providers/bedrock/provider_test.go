@@ -10,14 +10,13 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 )
 
-func hello() *openai.ChatRequest {
-	s := "hi"
-	return &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &s}}}
+func hello() *llm.Request {
+	return &llm.Request{Model: "gw", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: "hi"}}}}}
 }
 
 func okAnswer() bedrockfake.Answer {
@@ -49,10 +48,17 @@ func TestRegistration(t *testing.T) {
 	if p.Name() != "Amazon Bedrock" {
 		t.Errorf("Name() = %q", p.Name())
 	}
-	// Converse is chat only: the gateway answers /v1/completions with a 501 naming Bedrock
-	// because the provider does not implement completions.
-	if _, ok := any(p).(providers.CompletionProvider); ok {
-		t.Error("the Bedrock provider claims to serve /v1/completions")
+	// Bedrock is chat only: Check answers a legacy completion with the 501 naming Bedrock,
+	// on either API.
+	for _, api := range []string{"converse", "invoke"} {
+		req := hello()
+		req.Op = llm.OpCompletion
+		if oe := p.Check(req, providers.Target{Model: "m", API: api}); oe == nil || oe.Status != 501 || oe.Code != "unsupported_endpoint" {
+			t.Errorf("api %s: a completion got %v, want the 501", api, oe)
+		}
+	}
+	if _, ok := any(p).(providers.TokenCounter); !ok {
+		t.Error("the Bedrock provider does not count tokens")
 	}
 }
 
@@ -70,7 +76,7 @@ func TestNewContactsNothing(t *testing.T) {
 		t.Fatalf("New sent %d requests", n)
 	}
 	f.Script("m", okAnswer())
-	_, err = p.Chat(ctx, hello(), providers.Target{Model: "m"})
+	_, err = p.Generate(ctx, hello(), providers.Target{Model: "m"})
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Class != providers.Auth || pe.Code != "credentials" {
 		t.Fatalf("got %v, want class auth for missing credentials", err)
@@ -78,7 +84,7 @@ func TestNewContactsNothing(t *testing.T) {
 	if pe.ClientError().Status != 502 || pe.Failover() != true {
 		t.Errorf("missing credentials: client status %d, failover %v", pe.ClientError().Status, pe.Failover())
 	}
-	_, err = p.ChatStream(ctx, hello(), providers.Target{Model: "m"})
+	_, err = p.Stream(ctx, hello(), providers.Target{Model: "m"})
 	if !errors.As(err, &pe) || pe.Class != providers.Auth {
 		t.Fatalf("stream: got %v, want class auth", err)
 	}
@@ -101,7 +107,7 @@ func TestRegion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := p.Chat(ctx, hello(), providers.Target{Model: "m"}); err != nil {
+		if _, err := p.Generate(ctx, hello(), providers.Target{Model: "m"}); err != nil {
 			t.Fatal(err)
 		}
 		region, service := scope(t, f.Last().Header.Get("Authorization"))
@@ -132,7 +138,7 @@ func TestProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Chat(ctx, hello(), providers.Target{Model: "m"}); err != nil {
+	if _, err := p.Generate(ctx, hello(), providers.Target{Model: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	if region, _ := scope(t, f.Last().Header.Get("Authorization")); region != "eu-west-3" {
@@ -155,7 +161,7 @@ func TestBearerToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := p.ChatStream(ctx, hello(), providers.Target{Model: "m"}); err != nil {
+		if _, err := p.Stream(ctx, hello(), providers.Target{Model: "m"}); err != nil {
 			return "", err
 		}
 		return f.Last().Header.Get("Authorization"), nil
@@ -197,7 +203,7 @@ func TestModelIDInPath(t *testing.T) {
 		"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-haiku-20240307-v1:0",
 	} {
 		f.Script(id, okAnswer())
-		if _, err := p.Chat(ctx, hello(), providers.Target{Model: id}); err != nil {
+		if _, err := p.Generate(ctx, hello(), providers.Target{Model: id}); err != nil {
 			t.Fatalf("%s: %v", id, err)
 		}
 		if got := f.Last().ModelID; got != id {
@@ -205,7 +211,7 @@ func TestModelIDInPath(t *testing.T) {
 		}
 	}
 	// A model Bedrock does not know fails over as not_found.
-	_, err := p.Chat(ctx, hello(), providers.Target{Model: "anthropic.nope"})
+	_, err := p.Generate(ctx, hello(), providers.Target{Model: "anthropic.nope"})
 	var pe *providers.Error
 	if !errors.As(err, &pe) || pe.Class != providers.NotFound || pe.Status != 404 {
 		t.Errorf("unknown model: %v", err)
@@ -229,14 +235,14 @@ func TestCABundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Chat(ctx, hello(), providers.Target{Model: "m"}); err == nil {
+	if _, err := p.Generate(ctx, hello(), providers.Target{Model: "m"}); err == nil {
 		t.Fatal("the shared client trusted a certificate it was never given")
 	}
 	t.Setenv("AWS_CA_BUNDLE", bundle)
 	if p, err = testNew(conn, env); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Chat(ctx, hello(), providers.Target{Model: "m"}); err != nil {
+	if _, err := p.Generate(ctx, hello(), providers.Target{Model: "m"}); err != nil {
 		t.Errorf("AWS_CA_BUNDLE was not honoured: %v", err)
 	}
 }

@@ -1,14 +1,23 @@
 // Package bedrockfake is a fake Amazon Bedrock runtime for tests: an httptest server that
-// answers POST /model/{modelId}/converse and /model/{modelId}/converse-stream the way Bedrock
-// does, to the real AWS SDK client.
+// answers the way Bedrock does, to the real AWS SDK client:
 //
-// It validates requests as Bedrock does (first message from the user, alternating roles,
-// toolConfig present whenever toolUse or toolResult blocks are, no blank text, tool ids and
-// names in Bedrock's alphabet, tool results answering the calls just before them), answering
-// ValidationException otherwise, and streams with the real binary event-stream encoding.
+//	POST /model/{modelId}/converse                     Converse
+//	POST /model/{modelId}/converse-stream              ConverseStream
+//	POST /model/{modelId}/invoke                       InvokeModel (Anthropic's Messages body)
+//	POST /model/{modelId}/invoke-with-response-stream  InvokeModelWithResponseStream
+//	POST /model/{modelId}/count-tokens                 CountTokens
+//
+// It validates Converse requests as Bedrock does (first message from the user, alternating
+// roles, toolConfig present whenever toolUse or toolResult blocks are, no blank text, tool ids
+// and names in Bedrock's alphabet, tool results answering the calls just before them), and
+// InvokeModel bodies as Bedrock's Anthropic body (ValidateInvoke: anthropic_version, no model
+// or stream, anthropic_beta a list, then Anthropic's own rules through anthropicfake),
+// answering ValidationException otherwise. Streams use the real binary event-stream encoding:
+// ConverseStream's events, or InvokeModel's chunk events carrying base64 Anthropic events.
 //
 // Answers are scripted per model id: each request to a model takes the next scripted Answer,
-// and the last one repeats. The same Answer serves both operations, so a test can compare the
+// and the last one repeats. The same Answer serves every operation (rendered as Converse's
+// output, or as Anthropic's message and events for InvokeModel), so a test can compare the
 // streamed and the plain result of one answer. A model without a script is not found.
 package bedrockfake
 
@@ -26,6 +35,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream/eventstreamapi"
+
+	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 )
 
 // Answer is one scripted reply.
@@ -48,6 +59,13 @@ type Answer struct {
 	TextStart bool `json:"text_start,omitempty"`
 	// Frames replaces the frames made from the fields above.
 	Frames []Frame `json:"frames,omitempty"`
+	// Events replaces the Anthropic events an InvokeModelWithResponseStream answer's chunks
+	// carry (otherwise those of Blocks, StopReason and Usage).
+	Events []anthropicfake.Event `json:"-"`
+	// Body replaces an InvokeModel answer (a Claude message made from the fields above).
+	Body string `json:"body,omitempty"`
+	// InputCount is what CountTokens answers.
+	InputCount int `json:"input_count,omitempty"`
 	// StreamError is sent as an exception frame after FailAfter frames, ending the stream.
 	StreamError *Exception `json:"stream_error,omitempty"`
 	FailAfter   int        `json:"fail_after,omitempty"`
@@ -61,10 +79,11 @@ type Answer struct {
 	EndAfter int `json:"end_after,omitempty"`
 }
 
-// Block is a text block or a tool call.
+// Block is a text block, a tool call or reasoning (Thinking, with a signature).
 type Block struct {
-	Text    string   `json:"text,omitempty"`
-	ToolUse *ToolUse `json:"tool_use,omitempty"`
+	Text     string   `json:"text,omitempty"`
+	ToolUse  *ToolUse `json:"tool_use,omitempty"`
+	Thinking string   `json:"thinking,omitempty"`
 }
 
 // ToolUse is a tool call; Input is its arguments as a JSON object text.
@@ -105,10 +124,20 @@ type Frame struct {
 	Payload   json.RawMessage `json:"payload"`
 }
 
+// Operations, as Request.Op names them: the last segment of the path.
+const (
+	OpConverse       = "converse"
+	OpConverseStream = "converse-stream"
+	OpInvoke         = "invoke"
+	OpInvokeStream   = "invoke-with-response-stream"
+	OpCountTokens    = "count-tokens"
+)
+
 // Request is one request the fake received.
 type Request struct {
 	ModelID string
-	Stream  bool
+	Op      string
+	Stream  bool // a streaming operation
 	Header  http.Header
 	Body    []byte
 	// Invalid is the ValidationException message the fake answered, or "".
@@ -130,6 +159,9 @@ type Server struct {
 	// on its own in 600 streams here; the delay stays as the documented safe default.
 	// Default 30ms.
 	StreamDelay time.Duration
+	// Betas, when set, are the anthropic_beta flags InvokeModel accepts; others get the
+	// ValidationException Bedrock answers an unknown flag with.
+	Betas []string
 
 	mu      sync.Mutex
 	scripts map[string][]Answer
@@ -158,8 +190,9 @@ func newServer() *Server {
 
 func (s *Server) mux() *http.ServeMux {
 	m := http.NewServeMux()
-	m.HandleFunc("POST /model/{modelId}/converse", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, false) })
-	m.HandleFunc("POST /model/{modelId}/converse-stream", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, true) })
+	for _, op := range []string{OpConverse, OpConverseStream, OpInvoke, OpInvokeStream, OpCountTokens} {
+		m.HandleFunc("POST /model/{modelId}/"+op, func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, op) })
+	}
 	return m
 }
 
@@ -185,16 +218,26 @@ func (s *Server) Last() Request {
 	return s.reqs[len(s.reqs)-1]
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, stream bool) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 	body, _ := io.ReadAll(r.Body)
 	model := r.PathValue("modelId")
-	rec := Request{ModelID: model, Stream: stream, Header: r.Header.Clone(), Body: body}
+	stream := op == OpConverseStream || op == OpInvokeStream
+	rec := Request{ModelID: model, Op: op, Stream: stream, Header: r.Header.Clone(), Body: body}
 	if ex := s.authenticate(r); ex != nil {
 		s.record(rec)
 		writeException(w, ex)
 		return
 	}
-	if msg := Validate(body); msg != "" {
+	var msg string
+	switch op {
+	case OpInvoke, OpInvokeStream:
+		msg = ValidateInvoke(body, s.Betas)
+	case OpCountTokens:
+		msg = ValidateCount(body, s.Betas)
+	default:
+		msg = Validate(body)
+	}
+	if msg != "" {
 		rec.Invalid = msg
 		s.record(rec)
 		writeException(w, &Exception{Type: "ValidationException", Message: msg})
@@ -210,11 +253,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, stream bool) {
 		writeException(w, a.Error)
 		return
 	}
-	if stream {
-		s.serveStream(w, &a)
+	var out []byte
+	var err error
+	switch op {
+	case OpConverseStream, OpInvokeStream:
+		s.serveStream(w, &a, op == OpInvokeStream)
 		return
+	case OpInvoke:
+		out = []byte(a.Body)
+		if a.Body == "" {
+			out = []byte(anthropicAnswer(&a).JSON(""))
+		}
+	case OpCountTokens:
+		out, err = json.Marshal(map[string]int{"inputTokens": a.InputCount})
+	default:
+		out, err = converseResponse(&a)
 	}
-	out, err := converseResponse(&a)
 	if err != nil {
 		writeException(w, &Exception{Type: "InternalServerException", Message: "bad script: " + err.Error()})
 		return
@@ -317,6 +371,10 @@ func converseResponse(a *Answer) ([]byte, error) {
 			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": b.ToolUse.ID, "name": b.ToolUse.Name, "input": json.RawMessage(b.ToolUse.Input)}})
 			continue
 		}
+		if b.Thinking != "" {
+			content = append(content, map[string]any{"reasoningContent": map[string]any{"reasoningText": map[string]any{"text": b.Thinking, "signature": Signature}}})
+			continue
+		}
 		content = append(content, map[string]any{"text": b.Text})
 	}
 	out := map[string]any{
@@ -346,6 +404,13 @@ func frames(a *Answer) []Frame {
 				fs = append(fs, event("contentBlockDelta", map[string]any{"contentBlockIndex": i,
 					"delta": map[string]any{"toolUse": map[string]any{"input": part}}}))
 			}
+		} else if b.Thinking != "" {
+			for _, part := range split(b.Thinking, a.Chunk) {
+				fs = append(fs, event("contentBlockDelta", map[string]any{"contentBlockIndex": i,
+					"delta": map[string]any{"reasoningContent": map[string]any{"text": part}}}))
+			}
+			fs = append(fs, event("contentBlockDelta", map[string]any{"contentBlockIndex": i,
+				"delta": map[string]any{"reasoningContent": map[string]any{"signature": Signature}}}))
 		} else {
 			if a.TextStart {
 				fs = append(fs, event("contentBlockStart", map[string]any{"contentBlockIndex": i, "start": map[string]any{}}))
@@ -399,9 +464,12 @@ func split(s string, n int) []string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-func (s *Server) serveStream(w http.ResponseWriter, a *Answer) {
+func (s *Server) serveStream(w http.ResponseWriter, a *Answer, invoke bool) {
 	time.Sleep(s.StreamDelay)
 	fs := frames(a)
+	if invoke {
+		fs = chunkFrames(a)
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/vnd.amazon.eventstream")
 	h.Set("X-Amzn-Bedrock-Content-Type", "application/json")

@@ -65,9 +65,20 @@ func Validate(body []byte) string {
 	if err := d.Decode(&req); err != nil {
 		return "Malformed input request: " + err.Error()
 	}
+	cachePoints := 0
 	for i, b := range req.System {
 		if t, ok := b["text"].(string); ok && strings.TrimSpace(t) == "" {
 			return fmt.Sprintf("The text field in the SystemContentBlock object at system.%d is blank. Add text to the text field, and try again.", i)
+		}
+		if cp, ok := b["cachePoint"]; ok {
+			if i == 0 {
+				return "system.0.cachePoint: a cache point must follow the content it caches"
+			}
+			raw, _ := json.Marshal(cp)
+			if msg := checkCachePoint("system."+fmt.Sprint(i), raw); msg != "" {
+				return msg
+			}
+			cachePoints++
 		}
 	}
 	if len(req.Messages) == 0 {
@@ -117,6 +128,21 @@ func Validate(body []byte) string {
 					return at + ": duplicate toolUseId " + tu.ToolUseID
 				}
 				calls[tu.ToolUseID] = true
+			case b["image"] != nil:
+				if m.Role != "user" {
+					return at + ": image blocks are only allowed in user messages"
+				}
+				if msg := checkImage(at+".image", b["image"]); msg != "" {
+					return msg
+				}
+			case b["cachePoint"] != nil:
+				if j == 0 {
+					return at + ".cachePoint: a cache point must follow the content it caches"
+				}
+				if msg := checkCachePoint(at, b["cachePoint"]); msg != "" {
+					return msg
+				}
+				cachePoints++
 			case b["toolResult"] != nil:
 				toolBlocks = true
 				if m.Role != "user" {
@@ -130,6 +156,9 @@ func Validate(body []byte) string {
 					return at + ": the toolResult block answers toolUseId " + tr.ToolUseID + ", which the previous assistant message did not use"
 				}
 				delete(pending, tr.ToolUseID)
+				if tr.Status != "" && tr.Status != "success" && tr.Status != "error" {
+					return at + ".toolResult.status: Member must satisfy enum value set: [success, error]"
+				}
 				if len(tr.Content) == 0 {
 					return at + ".toolResult.content: the content field is empty"
 				}
@@ -143,12 +172,16 @@ func Validate(body []byte) string {
 						if json.Unmarshal(raw, &t) != nil || strings.TrimSpace(t) == "" {
 							return "The text field in the ToolResultContentBlock object at " + cat + " is blank. Add text to the text field, and try again."
 						}
+					} else if img, ok := c["image"]; ok {
+						if msg := checkImage(cat+".image", img); msg != "" {
+							return msg
+						}
 					} else if _, ok := c["json"]; !ok {
-						return cat + ": only text and json tool results are supported by this fake"
+						return cat + ": only text, json and image tool results are supported by this fake"
 					}
 				}
 			default:
-				return at + ": only text, toolUse and toolResult blocks are supported by this fake"
+				return at + ": only text, image, cachePoint, toolUse and toolResult blocks are supported by this fake"
 			}
 		}
 		if m.Role == "user" && len(pending) > 0 {
@@ -169,6 +202,15 @@ func Validate(body []byte) string {
 		for i, t := range tc.Tools {
 			at := fmt.Sprintf("toolConfig.tools.%d", i)
 			s := t.ToolSpec
+			if t.CachePoint != nil {
+				if i == 0 {
+					return at + ".cachePoint: a cache point must follow the content it caches"
+				}
+				if msg := checkCachePoint(at, t.CachePoint); msg != "" {
+					return msg
+				}
+				cachePoints++
+			}
 			if s == nil {
 				continue
 			}
@@ -208,12 +250,26 @@ func Validate(body []byte) string {
 	} else if toolBlocks {
 		return "The toolConfig field must be defined when using toolUse and toolResult content blocks."
 	}
+	if cachePoints > 4 {
+		return "A maximum of 4 cache points is allowed in a request."
+	}
+	if f := req.AdditionalModelRequestFields; f != nil && !isObject(f) {
+		return "additionalModelRequestFields: the value must be a JSON object"
+	}
 	if ic := req.InferenceConfig; ic != nil {
 		if ic.MaxTokens != nil && *ic.MaxTokens < 1 {
 			return "inferenceConfig.maxTokens: Member must have value greater than or equal to 1"
 		}
 		if ic.Temperature != nil && (*ic.Temperature < 0 || *ic.Temperature > 1) {
 			return "inferenceConfig.temperature: Member must have value between 0 and 1"
+		}
+		if ic.TopP != nil && (*ic.TopP < 0 || *ic.TopP > 1) {
+			return "inferenceConfig.topP: Member must have value between 0 and 1"
+		}
+		for i, s := range ic.StopSequences {
+			if s == "" {
+				return fmt.Sprintf("inferenceConfig.stopSequences.%d: Member must have length greater than or equal to 1", i)
+			}
 		}
 	}
 	return ""
@@ -225,4 +281,43 @@ func isObject(raw json.RawMessage) bool {
 		return false
 	}
 	return json.Valid(t)
+}
+
+// checkImage checks an image block: {"format": png|jpeg|gif|webp, "source": {"bytes": <base64>}}.
+func checkImage(at string, raw json.RawMessage) string {
+	var img struct {
+		Format string `json:"format"`
+		Source struct {
+			Bytes []byte `json:"bytes"` // base64 in JSON
+		} `json:"source"`
+	}
+	if err := json.Unmarshal(raw, &img); err != nil {
+		return at + ": " + err.Error()
+	}
+	switch img.Format {
+	case "png", "jpeg", "gif", "webp":
+	default:
+		return at + ".format: Member must satisfy enum value set: [png, jpeg, gif, webp]"
+	}
+	if len(img.Source.Bytes) == 0 {
+		return at + ".source.bytes: Member must not be null"
+	}
+	return ""
+}
+
+// checkCachePoint checks a cache point: {"type": "default"}, with an optional ttl.
+func checkCachePoint(at string, raw json.RawMessage) string {
+	var cp struct {
+		Type string `json:"type"`
+		TTL  string `json:"ttl"`
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if d.Decode(&cp) != nil || cp.Type != "default" {
+		return at + ".cachePoint.type: Member must satisfy enum value set: [default]"
+	}
+	if cp.TTL != "" && cp.TTL != "5m" && cp.TTL != "1h" {
+		return at + ".cachePoint.ttl: Member must satisfy enum value set: [5m, 1h]"
+	}
+	return ""
 }

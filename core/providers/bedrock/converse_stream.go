@@ -2,29 +2,30 @@ package bedrock
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
 
 // translator turns ConverseStream events into deltas. It is pure: the stream below feeds it
 // events from the SDK, tests feed it recorded ones.
 type translator struct {
-	// tools maps a contentBlockIndex to the call's OpenAI tool_calls index. Bedrock counts
-	// text blocks too, and a turn may open with a tool call, so the index is never derived from
+	// tools maps a contentBlockIndex to the call's dense tool index. Bedrock counts text
+	// blocks too, and a turn may open with a tool call, so the index is never derived from
 	// the block index: calls are numbered densely in the order they start.
 	tools   map[int32]int
 	stopped bool // messageStop seen: the answer is complete
 }
 
 // event translates one event. ok is false for events that carry nothing for the client
-// (messageStart, block stops, reasoning, unknown members).
-func (t *translator) event(ev types.ConverseStreamOutput) (d openai.Delta, ok bool, err error) {
+// (messageStart, block stops, unknown members).
+func (t *translator) event(ev types.ConverseStreamOutput) (d llm.Delta, ok bool, err error) {
 	switch v := ev.(type) {
 	case *types.ConverseStreamOutputMemberContentBlockStart:
 		start, isTool := v.Value.Start.(*types.ContentBlockStartMemberToolUse)
@@ -41,33 +42,41 @@ func (t *translator) event(ev types.ConverseStreamOutput) (d openai.Delta, ok bo
 		idx := len(t.tools)
 		t.tools[block] = idx
 		// A missing id is the gateway's to make up, unique like any other.
-		d.ToolCalls = []openai.ToolCallDelta{{Index: idx, ID: str(start.Value.ToolUseId), Name: str(start.Value.Name)}}
+		d.ToolCalls = []llm.ToolCallDelta{{Index: idx, ID: str(start.Value.ToolUseId), Name: str(start.Value.Name)}}
 		return d, true, nil
 	case *types.ConverseStreamOutputMemberContentBlockDelta:
 		switch dv := v.Value.Delta.(type) {
 		case *types.ContentBlockDeltaMemberText:
-			d.Content = dv.Value
-			return d, d.Content != "", nil
+			d.Text = dv.Value
 		case *types.ContentBlockDeltaMemberToolUse:
 			block := blockIndex(v.Value.ContentBlockIndex)
 			idx, started := t.tools[block]
 			if !started {
 				return d, false, broken("tool input arrived for content block " + strconv.Itoa(int(block)) + ", which started no tool call")
 			}
-			args := str(dv.Value.Input)
-			if args == "" {
-				return d, false, nil
+			if args := str(dv.Value.Input); args != "" {
+				d.ToolCalls = []llm.ToolCallDelta{{Index: idx, Arguments: args}}
 			}
-			d.ToolCalls = []openai.ToolCallDelta{{Index: idx, Arguments: args}}
-			return d, true, nil
+		case *types.ContentBlockDeltaMemberReasoningContent:
+			// Reasoning reaches the doors that show it (Messages); its tokens count as
+			// output either way.
+			switch r := dv.Value.(type) {
+			case *types.ReasoningContentBlockDeltaMemberText:
+				d.Thinking = r.Value
+			case *types.ReasoningContentBlockDeltaMemberSignature:
+				d.Signature = r.Value
+			case *types.ReasoningContentBlockDeltaMemberRedactedContent:
+				if len(r.Value) > 0 {
+					d.RedactedThinking = base64.StdEncoding.EncodeToString(r.Value)
+				}
+			}
 		}
-		// Reasoning text is not returned (its tokens still count as output).
-		return d, false, nil
+		return d, d.Content(), nil
 	case *types.ConverseStreamOutputMemberMessageStop:
 		t.stopped = true
 		// malformed_* cannot become an error here without losing what was already streamed;
-		// the answer ends as stop, as wire-formats.md section 3.8 says.
-		d.FinishReason, _ = finishReason(v.Value.StopReason)
+		// the answer ends as a plain end, as wire-formats.md section 3.8 says.
+		d.Stop, _ = stopReason(v.Value.StopReason)
 		return d, true, nil
 	case *types.ConverseStreamOutputMemberMetadata:
 		u := usage(v.Value.Usage)
@@ -104,34 +113,34 @@ type stream struct {
 	eof bool
 }
 
-func (s *stream) Next() (openai.Delta, error) {
+func (s *stream) Next() (llm.Delta, error) {
 	for {
 		if s.eof {
-			return openai.Delta{}, io.EOF
+			return llm.Delta{}, io.EOF
 		}
 		var ev types.ConverseStreamOutput
 		var open bool
 		select {
 		case ev, open = <-s.es.Events():
 		case <-s.ctx.Done():
-			return openai.Delta{}, classify(s.ctx, s.ctx.Err())
+			return llm.Delta{}, classify(s.ctx, s.ctx.Err())
 		}
 		if !open {
 			if err := s.es.Err(); err != nil {
-				return openai.Delta{}, streamError(s.ctx, err)
+				return llm.Delta{}, streamError(s.ctx, err)
 			}
 			if err := s.ctx.Err(); err != nil {
-				return openai.Delta{}, classify(s.ctx, err)
+				return llm.Delta{}, classify(s.ctx, err)
 			}
 			if !s.tr.stopped {
-				return openai.Delta{}, broken("the stream ended before messageStop")
+				return llm.Delta{}, broken("the stream ended before messageStop")
 			}
 			s.eof = true
-			return openai.Delta{}, io.EOF
+			return llm.Delta{}, io.EOF
 		}
 		d, ok, err := s.tr.event(ev)
 		if err != nil {
-			return openai.Delta{}, err
+			return llm.Delta{}, err
 		}
 		if ok {
 			return d, nil

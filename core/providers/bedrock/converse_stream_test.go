@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
-	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 )
@@ -47,7 +47,7 @@ func TestTranslatorIndexes(t *testing.T) {
 		&types.ConverseStreamOutputMemberMessageStop{Value: types.MessageStopEvent{StopReason: types.StopReasonToolUse}},
 	}
 	var tr translator
-	var got []openai.ToolCallDelta
+	var got []llm.ToolCallDelta
 	var content, finish string
 	for _, ev := range events {
 		d, ok, err := tr.event(ev)
@@ -55,16 +55,16 @@ func TestTranslatorIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !ok {
-			if d.Visible() {
+			if d.Content() {
 				t.Errorf("a visible delta was dropped: %+v", d)
 			}
 			continue
 		}
 		got = append(got, d.ToolCalls...)
-		content += d.Content
-		finish += d.FinishReason
+		content += d.Text
+		finish += string(d.Stop)
 	}
-	want := []openai.ToolCallDelta{
+	want := []llm.ToolCallDelta{
 		{Index: 0, ID: "tooluse_a", Name: "a"}, {Index: 1, ID: "tooluse_b", Name: "b"},
 		{Index: 1, Arguments: `{"y":`}, {Index: 0, Arguments: `{"x":`}, {Index: 0, Arguments: `1}`}, {Index: 1, Arguments: `2}`},
 	}
@@ -76,7 +76,7 @@ func TestTranslatorIndexes(t *testing.T) {
 			t.Errorf("delta %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if content != "Let me look." || finish != "tool_calls" || !tr.stopped {
+	if content != "Let me look." || finish != "tool_use" || !tr.stopped {
 		t.Errorf("content %q finish %q stopped %v", content, finish, tr.stopped)
 	}
 
@@ -91,8 +91,8 @@ func TestTranslatorIndexes(t *testing.T) {
 }
 
 // TestConcurrentStreams runs streams side by side on one provider, as a gateway does. Each
-// must read back its own answer, and under -race the SDK's shared event-stream decoder state
-// must not be touched by two streams at once (see ownProtocol).
+// must read back its own answer, on Converse and on InvokeModel, without a data race under
+// -race.
 func TestConcurrentStreams(t *testing.T) {
 	p, f := fakeProvider(t)
 	const n = 8
@@ -105,7 +105,7 @@ func TestConcurrentStreams(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := p.ChatStream(ctx, hello(), providers.Target{Model: fmt.Sprint("m", i)})
+			st, err := p.Stream(ctx, hello(), providers.Target{Model: fmt.Sprint("m", i), API: []string{"converse", "invoke"}[i%2]})
 			if err != nil {
 				errs <- err
 				return
@@ -117,7 +117,7 @@ func TestConcurrentStreams(t *testing.T) {
 			}
 			var text strings.Builder
 			for _, d := range ds {
-				text.WriteString(d.Content)
+				text.WriteString(d.Text)
 			}
 			if want := fmt.Sprint("answer number ", i, " in pieces"); text.String() != want {
 				errs <- fmt.Errorf("stream %d read %q, want %q", i, text.String(), want)

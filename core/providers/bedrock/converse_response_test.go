@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/golden"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
@@ -38,8 +39,7 @@ type goldenToolCall struct {
 // client does must equal the plain completion.
 func TestResponseGolden(t *testing.T) {
 	p, f := fakeProvider(t)
-	user := "hi"
-	req := &openai.ChatRequest{Messages: []openai.Message{{Role: openai.RoleUser, Content: &user}}}
+	req := hello()
 	for _, name := range golden.Cases(t, "response", ".json") {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", "response", name+".json"))
@@ -56,9 +56,9 @@ func TestResponseGolden(t *testing.T) {
 			f.Script(target.Model, tc.Answer)
 
 			out := map[string]any{}
-			var plain *openai.Completion
+			var plain *llm.Answer
 			if tc.Answer.Frames == nil { // hand-written frames exist only as a stream
-				c, err := p.Chat(ctx, req, target)
+				c, err := p.Generate(ctx, req, target)
 				if err != nil {
 					out["error"] = errorOf(t, err)
 				} else {
@@ -68,13 +68,16 @@ func TestResponseGolden(t *testing.T) {
 			}
 
 			var stream []goldenDelta
-			var deltas []openai.Delta
-			st, err := p.ChatStream(ctx, req, target)
+			var deltas []llm.Delta
+			st, err := p.Stream(ctx, req, target)
 			if err == nil {
 				deltas, err = streamResult(st)
 			}
 			for _, d := range deltas {
-				stream = append(stream, renderDelta(d))
+				// What a Chat Completions client sees: reasoning alone is not shown.
+				if openai.Visible(&d) || d.Usage != nil {
+					stream = append(stream, renderDelta(d))
+				}
 			}
 			if err != nil {
 				stream = append(stream, goldenDelta{Error: errorOf(t, err)})
@@ -95,77 +98,91 @@ func TestResponseGolden(t *testing.T) {
 	}
 }
 
-// sameCompletion compares two completions, tool arguments as JSON values: Converse returns
-// a tool's input as a parsed document, which the SDK re-encodes with sorted keys, while the
-// stream passes on the model's own text.
-func sameCompletion(t *testing.T, got, want *openai.Completion) {
+// sameCompletion compares two answers as chat completions, tool arguments as JSON values:
+// Converse returns a tool's input as a parsed document, which the SDK re-encodes with sorted
+// keys, while the stream passes on the model's own text.
+func sameCompletion(t *testing.T, got, want *llm.Answer) {
 	t.Helper()
-	norm := func(c *openai.Completion) []byte {
-		cc := *c
-		cc.ToolCalls = slices.Clone(c.ToolCalls)
-		for i := range cc.ToolCalls {
+	norm := func(a *llm.Answer) []byte {
+		c := *a
+		c.Parts = slices.Clone(a.Parts)
+		for i := range c.Parts {
+			p := &c.Parts[i]
+			if p.Kind != llm.PartToolUse {
+				continue
+			}
 			var v any
-			d := json.NewDecoder(strings.NewReader(cc.ToolCalls[i].Function.Arguments))
+			d := json.NewDecoder(strings.NewReader(p.Input))
 			d.UseNumber()
 			if err := d.Decode(&v); err != nil {
-				t.Errorf("tool call %d arguments are not JSON: %v: %s", i, err, cc.ToolCalls[i].Function.Arguments)
+				t.Errorf("tool call %s arguments are not JSON: %v: %s", p.ID, err, p.Input)
 				continue
 			}
 			b, _ := json.Marshal(v)
-			cc.ToolCalls[i].Function.Arguments = string(b)
+			p.Input = string(b)
 		}
-		return openai.AppendChatCompletion(nil, "chatcmpl-test", 0, "m", &cc)
+		return openai.AppendChatCompletion(nil, "chatcmpl-test", 0, "m", &c)
 	}
 	if g, w := norm(got), norm(want); !bytes.Equal(g, w) {
 		t.Errorf("the assembled stream differs from the plain answer:\n%s\n%s", g, w)
 	}
 }
 
-func renderDelta(d openai.Delta) goldenDelta {
-	g := goldenDelta{Content: d.Content, FinishReason: d.FinishReason}
+func renderDelta(d llm.Delta) goldenDelta {
+	g := goldenDelta{Content: d.Text}
+	if d.Stop != "" {
+		g.FinishReason = openai.FinishReason(d.Stop)
+	}
 	for _, tc := range d.ToolCalls {
 		g.ToolCalls = append(g.ToolCalls, goldenToolCall{Index: tc.Index, ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}
 	if d.Usage != nil {
-		g.Usage = d.Usage.AppendJSON(nil)
+		g.Usage = openai.AppendUsage(nil, d.Usage)
 	}
 	return g
 }
 
-// assemble folds deltas into a completion the way OpenAI clients fold chunks: content
-// concatenated, each tool call's arguments concatenated by index, the last finish reason and
-// the merged usage.
-func assemble(ds []openai.Delta) *openai.Completion {
-	var text strings.Builder
-	c := &openai.Completion{}
+// assemble folds deltas into an answer the way clients fold chunks: text concatenated, each
+// tool call's arguments concatenated by index, reasoning as one thinking part, the last stop
+// and the merged usage.
+func assemble(ds []llm.Delta) *llm.Answer {
+	var text, thinking strings.Builder
+	var signature string
+	a := &llm.Answer{}
+	var calls []llm.Part
 	for _, d := range ds {
-		text.WriteString(d.Content)
+		text.WriteString(d.Text)
+		thinking.WriteString(d.Thinking)
+		signature += d.Signature
 		for _, tc := range d.ToolCalls {
-			for len(c.ToolCalls) <= tc.Index {
-				c.ToolCalls = append(c.ToolCalls, openai.ToolCall{Type: "function"})
+			for len(calls) <= tc.Index {
+				calls = append(calls, llm.Part{Kind: llm.PartToolUse})
 			}
-			call := &c.ToolCalls[tc.Index]
+			call := &calls[tc.Index]
 			if tc.ID != "" {
-				call.ID, call.Function.Name = tc.ID, tc.Name
+				call.ID, call.Name = tc.ID, tc.Name
 			}
-			call.Function.Arguments += tc.Arguments
+			call.Input += tc.Arguments
 		}
-		if d.FinishReason != "" {
-			c.FinishReason = d.FinishReason
+		if d.Stop != "" {
+			a.Stop = d.Stop
 		}
-		c.Usage.Merge(d.Usage)
+		a.Usage.Merge(d.Usage)
 	}
-	if text.Len() > 0 || len(c.ToolCalls) == 0 {
-		s := text.String()
-		c.Content = &s
+	if thinking.Len() > 0 {
+		a.Parts = append(a.Parts, llm.Part{Kind: llm.PartThinking, Text: thinking.String(), Signature: signature})
 	}
-	return c
+	if text.Len() > 0 || len(calls) == 0 {
+		a.Parts = append(a.Parts, llm.Part{Kind: llm.PartText, Text: text.String()})
+	}
+	a.Parts = append(a.Parts, calls...)
+	return a
 }
 
 // checkDenseIndexes asserts the OpenAI contract for streamed tool calls: indexes count from 0
 // in the order calls start, the first fragment of each carries its id and name, and every
 // later fragment belongs to a call that started.
-func checkDenseIndexes(t *testing.T, ds []openai.Delta) {
+func checkDenseIndexes(t *testing.T, ds []llm.Delta) {
 	t.Helper()
 	var ids []string
 	for _, d := range ds {
@@ -186,15 +203,15 @@ func checkDenseIndexes(t *testing.T, ds []openai.Delta) {
 	}
 }
 
-func TestFinishReason(t *testing.T) {
+func TestStopReason(t *testing.T) {
 	for in, want := range map[string]string{
 		"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "model_context_window_exceeded": "length",
 		"tool_use": "tool_calls", "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
 		"malformed_model_output": "stop", "malformed_tool_use": "stop", "some_future_reason": "stop",
 	} {
-		got, malformed := finishReason(typesStopReason(in))
-		if got != want || malformed != strings.HasPrefix(in, "malformed_") {
-			t.Errorf("finishReason(%s) = %s, %v; want %s, %v", in, got, malformed, want, strings.HasPrefix(in, "malformed_"))
+		stop, malformed := stopReason(typesStopReason(in))
+		if got := openai.FinishReason(stop); got != want || malformed != strings.HasPrefix(in, "malformed_") {
+			t.Errorf("stopReason(%s) = %s (%s), %v; want %s, %v", in, stop, got, malformed, want, strings.HasPrefix(in, "malformed_"))
 		}
 	}
 }
