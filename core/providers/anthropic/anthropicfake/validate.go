@@ -51,6 +51,9 @@ const (
 	// Vertex is Claude on Vertex AI: the model is in the URL and anthropic_version in the
 	// body.
 	Vertex
+	// Bedrock is Claude on Bedrock, as bedrockfake hands the body over (with a model): its
+	// API version takes no system message inside the conversation.
+	Bedrock
 )
 
 // ValidateHeaders checks the two headers every direct API call needs.
@@ -186,7 +189,7 @@ func ValidateBody(body []byte, d Dialect) *APIError {
 			return e
 		}
 	}
-	return validateMessages(req["messages"])
+	return validateMessages(req["messages"], d == Direct)
 }
 
 func validateSystem(raw json.RawMessage) *APIError {
@@ -300,7 +303,10 @@ type wireBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 }
 
-func validateMessages(raw json.RawMessage) *APIError {
+// validateMessages checks the conversation; systemInPlace says whether the API version takes
+// system messages inside it (the direct API does; Bedrock's and Vertex AI's fixed versions do
+// not, and the gateway hoists them there).
+func validateMessages(raw json.RawMessage, systemInPlace bool) *APIError {
 	if raw == nil {
 		return invalid("messages: Field required")
 	}
@@ -319,6 +325,9 @@ func validateMessages(raw json.RawMessage) *APIError {
 		switch m.Role {
 		case "user", "assistant":
 		case "system":
+			if !systemInPlace {
+				return invalid("messages: Unexpected role \"system\". The Messages API accepts a top-level `system` parameter, not \"system\" as an input message role.")
+			}
 			// The API takes system instructions in place too (Claude Code sends them so), but
 			// only as text; they answer no tool call and make none.
 			if e := validateSystem(m.Content); e != nil {

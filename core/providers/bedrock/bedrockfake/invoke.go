@@ -197,7 +197,7 @@ func ValidateInvoke(body []byte, betas []string) string {
 	if err != nil {
 		return "Malformed input request: " + err.Error()
 	}
-	if e := anthropicfake.ValidateBody(b, anthropicfake.Direct); e != nil {
+	if e := anthropicfake.ValidateBody(b, anthropicfake.Bedrock); e != nil {
 		return e.Message
 	}
 	return ""
