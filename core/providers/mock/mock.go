@@ -72,11 +72,11 @@ func (p *Provider) CheckRoute(t providers.Target) error {
 // Check refuses route models it does not know, for gateways that skipped CheckRoute. The
 // mock stands in for every backend, so it takes every request the doors accept (completions
 // too) and ignores the settings it has no use for (sampling, thinking, Anthropic's extras).
-func (p *Provider) Check(_ *llm.Request, t providers.Target) *llm.Error {
+func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	if _, _, err := parseBehaviour(t.Model); err != nil {
 		return llm.BadRequest("model", err.Error())
 	}
-	return nil
+	return providers.RefuseExtended(req, "Mock")
 }
 
 func parseBehaviour(model string) (name string, n int, err error) {

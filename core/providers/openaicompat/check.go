@@ -22,6 +22,9 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 	if oe := CheckParts(req, p.name); oe != nil {
 		return oe
 	}
+	if oe := providers.RefuseExtended(req, p.name); oe != nil {
+		return oe
+	}
 	if req.TopK != nil && !p.topK {
 		return llm.Unsupported("top_k", p.name+" does not take top_k")
 	}
