@@ -112,4 +112,3 @@ func checkPassedThrough(t *testing.T, recorded, got []byte) {
 		t.Errorf("passed through with changes:\n got %s\nwant %s", h, w)
 	}
 }
-
