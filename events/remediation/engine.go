@@ -119,7 +119,8 @@ func (e *Engine) Handle(ctx context.Context, d Delivery) (Outcome, error) {
 		e.report(ctx, &o)
 		return o, nil
 	}
-	won, err := e.store.Claim(ctx, routestate.Claim{ID: d.ID, At: now, Expires: now.Add(e.policy.ClaimTTL)})
+	claim := e.bookkeeping(d.ID)
+	won, err := e.store.Claim(ctx, routestate.Claim{ID: claim, At: now, Expires: now.Add(e.policy.ClaimTTL)})
 	if err != nil {
 		return o, fmt.Errorf("claim %s: %w", d.ID, err)
 	}
@@ -143,7 +144,7 @@ func (e *Engine) Handle(ctx context.Context, d Delivery) (Outcome, error) {
 		return act, to, why, ok, nil
 	})
 	if err != nil {
-		if rerr := e.store.Release(ctx, d.ID); rerr != nil {
+		if rerr := e.store.Release(ctx, claim); rerr != nil {
 			e.log.Warn("remediation could not release a claim; a retry will be taken for a duplicate",
 				slog.String("event_id", d.ID), slog.String("error", rerr.Error()))
 		}
@@ -153,10 +154,23 @@ func (e *Engine) Handle(ctx context.Context, d Delivery) (Outcome, error) {
 	return o, nil
 }
 
-// count adds the error to the route's stored window.
+// dryRunPrefix keeps a dry run's bookkeeping (delivery claims, burst windows) apart from
+// apply's: a dry run must not take the deliveries an apply run will act on, nor leave errors
+// in a window an apply run would count a second time.
+const dryRunPrefix = "dry_run:"
+
+// bookkeeping is the key of a claim or window in the engine's mode.
+func (e *Engine) bookkeeping(key string) string {
+	if e.mode == DryRun {
+		return dryRunPrefix + key
+	}
+	return key
+}
+
+// count adds the error to the route's stored window (the mode's own, see bookkeeping).
 func (e *Engine) count(ctx context.Context, rec Record, since, now time.Time) (fired bool, n int, err error) {
 	for range maxConflicts {
-		w, err := e.store.Window(ctx, rec.Route)
+		w, err := e.store.Window(ctx, e.bookkeeping(rec.Route))
 		if err != nil {
 			return false, 0, err
 		}
@@ -247,13 +261,21 @@ func (e *Engine) Sweep(ctx context.Context) ([]Outcome, error) {
 	return outs, errors.Join(errs...)
 }
 
+// ErrUnknownRoute means the store has no record of the route an operator named: a typo, or
+// a route remediation never touched (both read as active).
+var ErrUnknownRoute = errors.New("no such route in route state")
+
 // Clear resets a route to active with no marks: how an operator re-enables a route disabled
-// for credentials once they are fixed. An operator's command always applies.
+// for credentials once they are fixed. An operator's command always applies. A route the
+// store has no record of is ErrUnknownRoute, not a silent success.
 func (e *Engine) Clear(ctx context.Context, route, why string) (Outcome, error) {
 	now := e.now()
 	o := Outcome{At: now, EventID: "clear:" + stamp(now), Route: route, Action: None, Mode: Apply}
 	err := e.write(ctx, &o, Apply, func(cur routestate.State) (Action, routestate.State, string, bool, error) {
-		if cur.Version == 0 || cur.Status == routestate.Active && !cur.ChatOnly {
+		if cur.Version == 0 {
+			return None, cur, "", false, fmt.Errorf("%w: %s has no record", ErrUnknownRoute, route)
+		}
+		if cur.Status == routestate.Active && !cur.ChatOnly {
 			return None, cur, "already active with no marks", false, nil
 		}
 		to := routestate.State{Route: route, Status: routestate.Active, EventID: o.EventID, Since: now, UpdatedAt: now, Version: cur.Version}
