@@ -72,3 +72,8 @@ output "remediation_alarm_name" {
   description = "The alarm on a spike of remediation actions."
   value       = aws_cloudwatch_metric_alarm.remediation_actions.alarm_name
 }
+
+output "remediation_burst_alarm_names" {
+  description = "The burst alarms: unexplained (no open provider incident; pages alarm_actions) and provider-incident (notifies incident_alarm_actions)."
+  value       = { for k, a in aws_cloudwatch_metric_alarm.remediation_bursts : k => a.alarm_name }
+}

@@ -69,3 +69,8 @@ output "dead_letter_setup" {
     gcloud pubsub subscriptions update "$SUB" --dead-letter-topic=${google_pubsub_topic.dead_letter.id} --max-delivery-attempts=10
   EOT
 }
+
+output "remediation_burst_alert_names" {
+  description = "The burst alert policies: unexplained (no open provider incident; alert_notification_channels) and provider-incident (incident_notification_channels)."
+  value       = { for k, a in google_monitoring_alert_policy.remediation_bursts : k => a.name }
+}
