@@ -173,7 +173,6 @@ func checkBurstAlarms(t *testing.T, v *samView, mode string) {
 	}
 }
 
-
 // tfDeadLetterConsent finds the queue policy statement that lets EventBridge send one rule's
 // dead letters.
 func tfDeadLetterConsent(t *testing.T, ctx *hcl.EvalContext, m *module, ruleArn string) {
