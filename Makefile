@@ -17,8 +17,12 @@ CONFIG ?=
 .PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package package-gcf build-GatewayFunction clean \
 	build-remediation package-remediation build-RemediationFunction package-gcf-remediation
 
+# make run says what a first build downloads and how long it takes, then serves. VERTEX=auto
+# builds the Vertex AI provider in when GOOGLE_CLOUD_PROJECT is set or its SDK is already in
+# the module cache (VERTEX=1 always, VERTEX=0 never): see scripts/run-local.sh.
+VERTEX ?= auto
 run:
-	$(GO) run ./functions/local $(ARGS)
+	@GO="$(GO)" BUILD_DIR="$(BUILD_DIR)" VERTEX="$(VERTEX)" ./scripts/run-local.sh $(ARGS)
 
 test:
 	$(GO) vet ./...

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# make run: build the local server, saying first what a first build downloads and roughly how
+# long it takes (a fresh machine otherwise sees minutes of "go: downloading" and nothing
+# else), then serve. Messages go to stderr: `make run > gateway.log` keeps the log pure.
+#
+# VERTEX=auto (the default) builds the Vertex AI provider in when GOOGLE_CLOUD_PROJECT is set
+# (the embedded default switches Vertex AI on only then) or when its SDK is already in the
+# module cache (then it costs nothing); otherwise the server is built with -tags novertex,
+# which saves about 650 of the 670 MB a first build downloads. VERTEX=1 always builds it in,
+# VERTEX=0 never. Figures measured with an empty module and build cache (docs/deploy.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+bin="${BUILD_DIR:-build}/fngate-local"
+say() { printf 'fngate: %s\n' "$*" >&2; }
+
+# Whether the module cache holds every module a build with these tags needs; offline.
+cached() { GOPROXY=off "$GO" list -deps -tags "$1" ./functions/local >/dev/null 2>&1; }
+
+case "${VERTEX:-auto}" in
+1 | yes | true | on) tags="" ;;
+0 | no | false | off) tags=novertex ;;
+auto)
+	if [ -n "${GOOGLE_CLOUD_PROJECT:-}" ] || cached ""; then tags=""; else tags=novertex; fi
+	;;
+*)
+	say "VERTEX=${VERTEX}: use auto (the default), 1 or 0"
+	exit 2
+	;;
+esac
+
+if [ "$tags" = novertex ]; then
+	if [ "${VERTEX:-auto}" = auto ]; then
+		say "Vertex AI provider left out: GOOGLE_CLOUD_PROJECT is unset and its SDK (about 650 MB of modules) is not downloaded; \`make run VERTEX=1\` builds it in"
+	else
+		say "Vertex AI provider left out (VERTEX=${VERTEX})"
+	fi
+fi
+if ! cached "$tags"; then
+	if [ "$tags" = novertex ]; then
+		say "first run: downloading the modules the local server needs (about 18 MB) and compiling it; about 1 to 3 minutes on a 2-core machine, most of it compiling"
+	else
+		say "first run: downloading the modules the local server needs (about 670 MB, most of it the Vertex AI SDK) and compiling it; about 2 to 4 minutes on a 2-core machine"
+	fi
+	say "the 'go: downloading' lines below are that; nothing is wrong while they scroll"
+elif [ "$("$GO" list -tags "$tags" -f '{{.Stale}}' ./functions/local 2>/dev/null)" = true ]; then
+	say "compiling the local server: up to a minute or two after a fresh checkout or a Go upgrade, seconds after a small change"
+fi
+mkdir -p "$(dirname "$bin")"
+SECONDS=0
+"$GO" build -tags "$tags" -o "$bin" ./functions/local
+if [ "$SECONDS" -ge 5 ]; then
+	say "built in ${SECONDS}s"
+fi
+say "starting: the \"listening\" line says where, once it serves"
+exec "$bin" "$@"
