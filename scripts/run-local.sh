@@ -14,38 +14,45 @@ GO=${GO:-go}
 bin="${BUILD_DIR:-build}/fngate-local"
 say() { printf 'fngate: %s\n' "$*" >&2; }
 
-# Whether the module cache holds every module a build with these tags needs; offline.
-cached() { GOPROXY=off "$GO" list -deps -tags "$1" ./functions/local >/dev/null 2>&1; }
+# stale TAGS prints whether a build with these tags must compile (true/false), offline; it
+# fails when the module cache lacks a module the build needs. A command is always "stale"
+# for go list when it is not installed; the build cache having it is what counts here.
+stale() {
+	GOPROXY=off "$GO" list -tags "$1" \
+		-f '{{if and .Stale (ne .StaleReason "not installed but available in build cache")}}true{{else}}false{{end}}' \
+		./functions/local 2>/dev/null
+}
 
+tags=""
+state=$(stale "") || state=missing
 case "${VERTEX:-auto}" in
-1 | yes | true | on) tags="" ;;
+1 | yes | true | on) ;;
 0 | no | false | off) tags=novertex ;;
-auto)
-	if [ -n "${GOOGLE_CLOUD_PROJECT:-}" ] || cached ""; then tags=""; else tags=novertex; fi
-	;;
+auto) if [ "$state" = missing ] && [ -z "${GOOGLE_CLOUD_PROJECT:-}" ]; then tags=novertex; fi ;;
 *)
 	say "VERTEX=${VERTEX}: use auto (the default), 1 or 0"
 	exit 2
 	;;
 esac
-
 if [ "$tags" = novertex ]; then
+	state=$(stale novertex) || state=missing
 	if [ "${VERTEX:-auto}" = auto ]; then
 		say "Vertex AI provider left out: GOOGLE_CLOUD_PROJECT is unset and its SDK (about 650 MB of modules) is not downloaded; \`make run VERTEX=1\` builds it in"
 	else
 		say "Vertex AI provider left out (VERTEX=${VERTEX})"
 	fi
 fi
-if ! cached "$tags"; then
+case "$state" in
+missing)
 	if [ "$tags" = novertex ]; then
-		say "first run: downloading the modules the local server needs (about 18 MB) and compiling it; about 1 to 3 minutes on a 2-core machine, most of it compiling"
+		say "first run: downloading the modules the local server needs (about 18 MB) and compiling it; about FIRST_LITE on a 2-core machine, most of it compiling"
 	else
-		say "first run: downloading the modules the local server needs (about 670 MB, most of it the Vertex AI SDK) and compiling it; about 2 to 4 minutes on a 2-core machine"
+		say "first run: downloading the modules the local server needs (about 670 MB, most of it the Vertex AI SDK) and compiling it; about FIRST_FULL on a 2-core machine"
 	fi
 	say "the 'go: downloading' lines below are that; nothing is wrong while they scroll"
-elif [ "$("$GO" list -tags "$tags" -f '{{.Stale}}' ./functions/local 2>/dev/null)" = true ]; then
-	say "compiling the local server: up to a minute or two after a fresh checkout or a Go upgrade, seconds after a small change"
-fi
+	;;
+true) say "compiling the local server: up to a minute or two after a fresh checkout or a Go upgrade, seconds after a small change" ;;
+esac
 mkdir -p "$(dirname "$bin")"
 SECONDS=0
 "$GO" build -tags "$tags" -o "$bin" ./functions/local
