@@ -15,11 +15,13 @@ bin="${BUILD_DIR:-build}/fngate-local"
 say() { printf 'fngate: %s\n' "$*" >&2; }
 
 # stale TAGS prints whether a build with these tags must compile (true/false), offline; it
-# fails when the module cache lacks a module the build needs. A command is always "stale"
-# for go list when it is not installed; the build cache having it is what counts here.
+# fails when the module cache lacks a module the build needs (-deps makes go list load them
+# all; without it a missing module is only a note in the package's DepsErrors). A command is
+# always "stale" for go list when it is not installed; the build cache having it is what
+# counts here.
 stale() {
-	GOPROXY=off "$GO" list -tags "$1" \
-		-f '{{if and .Stale (ne .StaleReason "not installed but available in build cache")}}true{{else}}false{{end}}' \
+	GOPROXY=off "$GO" list -deps -tags "$1" \
+		-f '{{if not .DepOnly}}{{if and .Stale (ne .StaleReason "not installed but available in build cache")}}true{{else}}false{{end}}{{end}}' \
 		./functions/local 2>/dev/null
 }
 
