@@ -108,7 +108,6 @@ func run() error {
 	return nil
 }
 
-
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v

@@ -30,7 +30,7 @@ func TestMakeRunExplainsTheFirstRun(t *testing.T) {
 		"fresh machine with a Google Cloud project": {[]string{"GOOGLE_CLOUD_PROJECT=acme"}, 1, []string{
 			"first run: downloading the modules the local server needs (about 670 MB",
 		}, "left out"},
-		"VERTEX=0": {[]string{"VERTEX=0", "GOOGLE_CLOUD_PROJECT=acme"}, 1, []string{"Vertex AI provider left out (VERTEX=0)", "(about 18 MB)"}, ""},
+		"VERTEX=0":     {[]string{"VERTEX=0", "GOOGLE_CLOUD_PROJECT=acme"}, 1, []string{"Vertex AI provider left out (VERTEX=0)", "(about 18 MB)"}, ""},
 		"VERTEX=maybe": {[]string{"VERTEX=maybe"}, 2, []string{"VERTEX=maybe: use auto (the default), 1 or 0"}, "first run"},
 	} {
 		t.Run(name, func(t *testing.T) {
