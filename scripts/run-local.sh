@@ -7,7 +7,7 @@
 # (the embedded default switches Vertex AI on only then) or when its SDK is already in the
 # module cache (then it costs nothing); otherwise the server is built with -tags novertex,
 # which saves about 650 of the 670 MB a first build downloads. VERTEX=1 always builds it in,
-# VERTEX=0 never. Figures measured with an empty module and build cache (docs/deploy.md).
+# VERTEX=0 never. Figures measured with an empty module and build cache (README, Quick start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -47,9 +47,9 @@ fi
 case "$state" in
 missing)
 	if [ "$tags" = novertex ]; then
-		say "first run: downloading the modules the local server needs (about 18 MB) and compiling it; about FIRST_LITE on a 2-core machine, most of it compiling"
+		say "first run: downloading the modules the local server needs (about 18 MB) and compiling it; roughly 1 to 3 minutes on a 2-core machine, most of it compiling"
 	else
-		say "first run: downloading the modules the local server needs (about 670 MB, most of it the Vertex AI SDK) and compiling it; about FIRST_FULL on a 2-core machine"
+		say "first run: downloading the modules the local server needs (about 670 MB, most of it the Vertex AI SDK) and compiling it; roughly 2 to 6 minutes on a 2-core machine"
 	fi
 	say "the 'go: downloading' lines below are that; nothing is wrong while they scroll"
 	;;
