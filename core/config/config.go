@@ -27,6 +27,10 @@ type Config struct {
 	Limits      Limits                 `yaml:"limits"`
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
+	// Counters is where rate limits and budgets are counted (limits.go); KeyDefaults are the
+	// limits of keys that set none of their own.
+	Counters    Counters   `yaml:"counters"`
+	KeyDefaults *KeyLimits `yaml:"key_defaults"`
 
 	// Secrets lists every resolved secret value (client and provider keys, secret headers and
 	// settings, credentials in a base_url), each also in the other spellings an echo of it
@@ -46,6 +50,8 @@ type Key struct {
 	Models []string `yaml:"models"`
 	// Residency pins the key's requests to routes with this residency label.
 	Residency string `yaml:"residency"`
+	// KeyLimits are the key's rate limit, budget and per-model limits (limits.go).
+	KeyLimits `yaml:",inline"`
 
 	Hash [32]byte `yaml:"-"`
 }

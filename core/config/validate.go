@@ -22,6 +22,7 @@ func (c *Config) validate() error {
 		bad.add("auth", ": \"none\" contradicts the configured keys")
 	}
 	c.validateKeys(bad)
+	c.validateLimits(bad)
 
 	for name, conn := range c.Connections {
 		p := "connections." + name
