@@ -12,6 +12,7 @@
 //	answer.go         a non-streamed answer, failing over until one succeeds
 //	stream.go         a streamed answer, committing at the first visible delta
 //	record.go         the attempt and request log lines, usage and cost
+//	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
 //	auth.go, models.go, count.go
 package gateway
 
@@ -19,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -29,6 +31,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
@@ -56,6 +59,12 @@ type Options struct {
 	// OnAttempt, when set, receives every attempt record after it is logged. It runs on the
 	// request path and must not block (the EventBridge publisher queues and returns).
 	OnAttempt func(*AttemptRecord)
+	// Counters holds the keys' rate limits and budgets (limits.go), shared by every instance;
+	// nil, with limits configured, counts in this process's memory when the config says
+	// counters.store: memory and is an error otherwise.
+	Counters counters.Store
+	// Metrics receives the EMF line of each failed counter call; nil writes to stdout.
+	Metrics io.Writer
 }
 
 // Gateway serves the API. Safe for concurrent use.
@@ -74,6 +83,7 @@ type Gateway struct {
 	inFlight  atomic.Int64
 	started   int64
 	onAttempt func(*AttemptRecord)
+	limiter   *limiter           // nil: no key has a limit
 	secrets   *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 	mux       *http.ServeMux
 }
@@ -132,6 +142,10 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.bodyTime = config.DefaultBodyReadTimeout
 	}
 	g.started = g.now().Unix()
+	var err error
+	if g.limiter, err = newLimiter(cfg, opt.Counters, opt.Metrics); err != nil {
+		return nil, err
+	}
 	client := opt.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient(cfg.Timeouts.Connect.D())
@@ -267,6 +281,7 @@ type requestCtx struct {
 	costSet  bool
 	usage    llm.Usage
 	skipped  []string
+	lease    *lease // what the key's counters reserved for the request (limits.go)
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {

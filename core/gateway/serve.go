@@ -43,6 +43,10 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 		if !ok {
 			return
 		}
+		if !g.admitLimits(tw, r, d, rc, m, req) {
+			return
+		}
+		defer g.settle(rc)
 		routes, oe := g.plan(m, req, rc)
 		if oe != nil {
 			g.refuse(tw, d, rc, oe)
