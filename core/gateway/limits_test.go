@@ -33,7 +33,9 @@ type settling struct {
 	added chan struct{}
 }
 
-func newSettling(s counters.Store) *settling { return &settling{Store: s, added: make(chan struct{}, 100)} }
+func newSettling(s counters.Store) *settling {
+	return &settling{Store: s, added: make(chan struct{}, 100)}
+}
 
 func (s *settling) Add(ctx context.Context, key string, w counters.Windows, a []counters.Amount) error {
 	err := s.Store.Add(ctx, key, w, a)
