@@ -101,7 +101,10 @@ const (
 // Counters says where the rate-limit and budget counters live. Every instance of a gateway
 // must share them for a limit to hold: memory is one process's alone.
 type Counters struct {
-	Store string `yaml:"store"` // memory (default) | file | dynamodb | firestore
+	// Store is memory, file, dynamodb or firestore; empty is the platform's shared store
+	// (DynamoDB on Lambda when COUNTERS_TABLE is set, Firestore on Cloud Functions when
+	// COUNTERS_PROJECT is), else memory.
+	Store string `yaml:"store"`
 	// OnStoreError is what a request gets when the store fails or does not answer within
 	// Timeout: open (default) serves it uncounted, closed refuses it with a 503.
 	OnStoreError string   `yaml:"on_store_error"`
@@ -115,6 +118,16 @@ type Counters struct {
 	Database string `yaml:"database"` // firestore
 	Prefix   string `yaml:"prefix"`   // firestore: collection name prefix
 	Shards   int    `yaml:"shards"`   // firestore: documents per key
+}
+
+// Limited reports whether any key is held to a limit, which is when counters are used at all.
+func (c *Config) Limited() bool {
+	for i := range c.Keys {
+		if c.KeyLimitsOf(&c.Keys[i]).Limited() {
+			return true
+		}
+	}
+	return false
 }
 
 // KeyLimitsOf returns the limits key k is held to: its own, else key_defaults'.
@@ -132,9 +145,7 @@ func (c *Config) validateLimits(bad *problems) {
 	}
 	cn := &c.Counters
 	switch cn.Store {
-	case "":
-		cn.Store = CountersMemory
-	case CountersMemory, CountersFile, CountersDynamoDB, CountersFirestore:
+	case "", CountersMemory, CountersFile, CountersDynamoDB, CountersFirestore:
 	default:
 		bad.add("counters.store", " must be memory, file, dynamodb or firestore, got %q", cn.Store)
 	}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind is what a counter counts; each kind has its window.
@@ -144,4 +145,15 @@ func Collect(values map[Counter]int64, fields map[string]int64, w Windows) {
 			values[c] += v
 		}
 	}
+}
+
+// Warm reads once in the background, so that a cloud store's client has its connection (and
+// its credentials) before the first limited request waits on it within the counters' short
+// timeout. What it finds, and any error, is not used: the first request reports its own.
+func Warm(s Store, within time.Duration) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		_, _ = s.Read(ctx, "fngate:warm-up", At(time.Now()))
+	}()
 }

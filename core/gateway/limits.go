@@ -109,7 +109,7 @@ func newLimiter(cfg *config.Config, store counters.Store, metrics io.Writer) (*l
 		return nil, nil
 	}
 	if l.store == nil {
-		if cfg.Counters.Store != config.CountersMemory {
+		if s := cfg.Counters.Store; s != "" && s != config.CountersMemory {
 			return nil, fmt.Errorf("gateway: counters.store is %s, but this platform supplied no counter store", cfg.Counters.Store)
 		}
 		l.store = counters.NewMemory()

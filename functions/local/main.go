@@ -72,6 +72,12 @@ func run() error {
 		defer cache.Close()
 		gopt.RouteState = cache
 	}
+	store, closeCounters, err := openCounters(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeCounters()
+	gopt.Counters = store
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err

@@ -32,6 +32,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 )
 
@@ -345,3 +347,23 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 }
 
 var _ counters.Store = (*Store)(nil)
+
+// Open returns a store on the table c names, with the region c names (else the loader's) and
+// c.Endpoint, when set, as the endpoint (tests; DynamoDB Local). The SDK may try a call twice
+// within the counters' timeout: a throttled write is worth one more try, not three.
+func Open(ctx context.Context, load awsconf.Loader, c config.Counters) (*Store, error) {
+	if c.Table == "" {
+		return nil, errors.New("counters: store dynamodb needs a table (counters.table)")
+	}
+	awsCfg, err := load(ctx, awsconf.Options{Region: c.Region})
+	if err != nil {
+		return nil, fmt.Errorf("counters: %w", err)
+	}
+	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.RetryMaxAttempts = 2
+		if c.Endpoint != "" {
+			o.BaseEndpoint = aws.String(c.Endpoint)
+		}
+	})
+	return New(db, c.Table), nil
+}

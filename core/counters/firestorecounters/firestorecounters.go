@@ -23,6 +23,7 @@ package firestorecounters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
@@ -30,6 +31,7 @@ import (
 
 	"cloud.google.com/go/firestore"
 
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 )
 
@@ -187,3 +189,21 @@ func (s *Store) Read(ctx context.Context, key string, w counters.Windows) (count
 }
 
 var _ counters.Store = (*Store)(nil)
+
+// Open returns a store on the Firestore database c names (project, database, prefix, shards)
+// with Application Default Credentials (FIRESTORE_EMULATOR_HOST is honoured), and the
+// client's Close. The client dials on its first call.
+func Open(ctx context.Context, c config.Counters) (*Store, func() error, error) {
+	if c.Project == "" {
+		return nil, nil, errors.New("counters: store firestore needs a project (counters.project)")
+	}
+	database := c.Database
+	if database == "" {
+		database = firestore.DefaultDatabaseID
+	}
+	client, err := firestore.NewClientWithDatabase(ctx, c.Project, database)
+	if err != nil {
+		return nil, nil, fmt.Errorf("counters: %w", err)
+	}
+	return New(client, c.Prefix, c.Shards), client.Close, nil
+}
