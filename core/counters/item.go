@@ -14,15 +14,24 @@ type item struct {
 
 func (it *item) take(w Windows, amounts []Amount) (Counts, bool) {
 	w = w.Later(it.Windows)
-	for _, a := range amounts {
-		if a.Limited && it.Fields[Field(a.Counter, w)] > a.Max {
-			return it.counts(w, amounts), false
+	names := make([]string, len(amounts))
+	for i, a := range amounts {
+		names[i] = Field(a.Counter, w)
+		if a.Limited && it.Fields[names[i]] > a.Max {
+			return it.counts(w, amounts, names), false
 		}
 	}
-	it.prune(w)
-	it.Windows, it.Expires = w, w.Expires()
-	it.add(w, amounts)
-	return it.counts(w, amounts), true
+	if it.Windows != w {
+		it.prune(w)
+		it.Windows, it.Expires = w, w.Expires()
+	}
+	if it.Fields == nil {
+		it.Fields = map[string]int64{}
+	}
+	for i, a := range amounts {
+		it.Fields[names[i]] += a.N
+	}
+	return it.counts(w, amounts, names), true
 }
 
 func (it *item) add(w Windows, amounts []Amount) {
@@ -46,10 +55,10 @@ func (it *item) prune(w Windows) {
 	}
 }
 
-func (it *item) counts(w Windows, amounts []Amount) Counts {
+func (it *item) counts(w Windows, amounts []Amount, names []string) Counts {
 	c := Counts{Windows: w, Values: make(map[Counter]int64, len(amounts))}
-	for _, a := range amounts {
-		c.Values[a.Counter] = it.Fields[Field(a.Counter, w)]
+	for i, a := range amounts {
+		c.Values[a.Counter] = it.Fields[names[i]]
 	}
 	return c
 }
