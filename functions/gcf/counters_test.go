@@ -9,19 +9,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/counters/firestorecounters"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/routestate/storetest"
 )
 
 // TestBuildLimitsAcrossInstances builds two instances the way the Terraform module configures
-// them (COUNTERS_PROJECT, COUNTERS_PREFIX, no counters section) on the Firestore emulator: a
+// them (COUNTERS_PROJECT, COUNTERS_PREFIX; the config names no store) on the Firestore emulator: a
 // key's 3 requests a minute are 3 across both, and the fourth is a 429.
 func TestBuildLimitsAcrossInstances(t *testing.T) {
 	t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+	warmEmulator(t)
 	env := map[string]string{
-		// The emulator's first answers take longer than the default timeout.
+		// The emulator answers slower than the default timeout on a busy machine; closed makes
+		// a timeout a 503 here rather than an uncounted 200.
 		"FNGATE_CONFIG_YAML": `
-counters: {timeout: 10s}
+counters: {timeout: 20s, on_store_error: closed}
 keys: [{name: app, value: key-gcf-limits-1, rate: {requests_per_minute: 3}}]
 connections: {mock: {kind: mock}}
 models: {m: {routes: [{connection: mock, model: echo}]}}
@@ -59,5 +64,20 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 	}
 	if rec := ask(instances[0]); rec.Header().Get(gateway.HeaderRemainingRequests) != "0" {
 		t.Fatalf("the refusal's headers: %v", rec.Header())
+	}
+}
+
+// warmEmulator writes and reads once: the emulator's JVM takes seconds over its first write.
+func warmEmulator(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, closeClient, err := firestorecounters.Open(ctx, config.Counters{Project: "fngate-test", Prefix: "warm_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClient()
+	if _, _, err := s.Take(ctx, "warm", counters.At(time.Now()), []counters.Amount{{Counter: counters.Counter{Kind: counters.Requests}, N: 1}}); err != nil {
+		t.Fatal(err)
 	}
 }
