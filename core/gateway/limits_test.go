@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	anthropic "github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
@@ -240,6 +242,30 @@ func TestBudgetExceededOnEveryDoor(t *testing.T) {
 			t.Errorf("the gateway saw %d requests; the SDK retried a budget_exceeded", got)
 		}
 	})
+}
+
+// TestBudgetExceededIsNotRetriedByTheAnthropicSDK: the Messages door's budget_exceeded carries
+// x-should-retry: false too, which the Anthropic SDK honours over the 429.
+func TestBudgetExceededIsNotRetriedByTheAnthropicSDK(t *testing.T) {
+	store := newSettling(counters.NewMemory())
+	g := newGateway(t, pricedLimits, limited(store))
+	c := g.Anthropic(aoption.WithAPIKey(limitedKey), aoption.WithMaxRetries(3))
+	params := anthropic.MessageNewParams{Model: "m", MaxTokens: 20, Messages: []anthropic.MessageParam{userText("one two three")}}
+	for range 2 {
+		if _, err := c.Messages.New(context.Background(), params); err != nil {
+			t.Fatal(err)
+		}
+		store.wait(t)
+	}
+	_, err := c.Messages.New(context.Background(), params)
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 {
+		t.Fatalf("got %v, want a 429", err)
+	}
+	g.logs.AfterRequests(t, 3)
+	if got := len(g.logs.Lines(t, gateway.MsgRequest)); got != 3 {
+		t.Errorf("the gateway saw %d requests; the SDK retried a budget_exceeded", got)
+	}
 }
 
 // TestBudgetCrossedMidStream: a stream admitted under the budget that spends past it runs to
