@@ -1,5 +1,5 @@
-// Package config loads the YAML model catalog: client keys, provider connections, gateway
-// models and their routes. ${ENV} references expand, secret references (aws-sm://, gcp-sm://)
+// Package config loads the YAML model catalog: client keys (with their rate limits and
+// budgets, limits.go), provider connections, gateway models and their routes. ${ENV} references expand, secret references (aws-sm://, gcp-sm://)
 // resolve once through resolvers the platform supplies, and an embedded default serves
 // `make run`. A config that cannot work is refused when it is loaded, and every refusal names
 // its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
