@@ -68,8 +68,12 @@ type Request struct {
 	PresencePenalty  *float64
 	FrequencyPenalty *float64
 	// ResponseFormat asks for structured output: OpenAI's response_format, the Responses
-	// door's text.format. Nil is plain text.
+	// door's text.format. Nil (or FormatText) is plain text.
 	ResponseFormat *ResponseFormat
+	// NamesOptional lets a route that cannot carry a participant name (Message.Name) leave
+	// it out instead of refusing the request: the operator's request_profile_ignore:
+	// [messages.name].
+	NamesOptional bool
 
 	Tools      []Tool
 	ToolChoice *ToolChoice
@@ -317,6 +321,11 @@ type ResponseFormat struct {
 	Strict *bool           // json_schema: adhere to the schema exactly
 	// Description is the schema's description, when the client gave one.
 	Description string
+}
+
+// JSON reports whether f asks for JSON (json_object or json_schema) rather than text.
+func (f *ResponseFormat) JSON() bool {
+	return f != nil && f.Type != "" && f.Type != FormatText
 }
 
 // Thinking types.

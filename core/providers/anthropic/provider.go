@@ -102,13 +102,14 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 func (p *Provider) Name() string { return "Anthropic" }
 
 // Check refuses what Anthropic cannot serve as asked (see Check).
-func (p *Provider) Check(req *llm.Request, _ providers.Target) *llm.Error {
-	return Check(req)
+func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
+	return Check(req, StructuredFor(t.Model))
 }
 
 // Generate makes a non-streaming call.
 func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
-	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, p.options(false)), false)
+	opt := p.options(false, t)
+	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, opt), false)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 	if err != nil {
 		return nil, providers.AsError(ctx, err, p.Name())
 	}
-	a, err := ParseResponse(data)
+	a, err := ParseResponseFor(data, req, opt.Structured)
 	if err != nil {
 		pe := providers.AsError(ctx, err, p.Name())
 		pe.Status = resp.StatusCode
@@ -129,16 +130,17 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 // Stream starts a streaming call. The status and headers have arrived when it returns;
 // the events are read by the stream.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
-	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, p.options(true)), true)
+	opt := p.options(true, t)
+	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, opt), true)
 	if err != nil {
 		return nil, err
 	}
-	return NewStream(ctx, resp.Body, p.Name(), req.PassThrough == llm.WireAnthropic), nil
+	return NewStreamFor(ctx, resp.Body, p.Name(), req, opt.Structured), nil
 }
 
 // CountTokens asks Anthropic's count_tokens for the exact input count of req.
 func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
-	opt := p.options(false)
+	opt := p.options(false, t)
 	opt.Count = true
 	resp, err := p.post(ctx, p.url+"/count_tokens", req, BuildRequest(req, t, opt), false)
 	if err != nil {
@@ -159,8 +161,8 @@ func ParseCount(r io.Reader) (int, error) {
 	return *out.InputTokens, nil
 }
 
-func (p *Provider) options(stream bool) RequestOptions {
-	return RequestOptions{Stream: stream, SystemInMessages: true}
+func (p *Provider) options(stream bool, t providers.Target) RequestOptions {
+	return RequestOptions{Stream: stream, SystemInMessages: true, Structured: StructuredFor(t.Model)}
 }
 
 func (p *Provider) post(ctx context.Context, url string, req *llm.Request, body []byte, stream bool) (*http.Response, error) {

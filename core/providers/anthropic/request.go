@@ -38,18 +38,27 @@ type RequestOptions struct {
 	SystemInMessages bool
 	// Count writes a count_tokens body: no output maximum, sampling, metadata or stream.
 	Count bool
+	// Structured is how the route gives a JSON response_format (see Structured).
+	Structured Structured
 }
 
 // structuredOutputsBeta is the flag under which Anthropic enforces strict tool schemas.
 const structuredOutputsBeta = "structured-outputs-2025-11-13"
 
-// Check reports why req cannot be sent to Anthropic, as a 400 naming the param, or nil. It
-// needs no network, so the planner can skip the route before any I/O.
-func Check(req *llm.Request) *llm.Error {
+// Check reports why req cannot be sent to Anthropic, as a 400 naming the param, or nil;
+// s is how the route gives structured output. It needs no network, so the planner can skip
+// the route before any I/O. Anthropic has no seed and no penalties, and carries no
+// participant names.
+func Check(req *llm.Request, s Structured) *llm.Error {
 	if req.Op == llm.OpCompletion {
 		return llm.UnsupportedEndpoint(req.Model, "Anthropic")
 	}
-	if oe := providers.RefuseExtended(req, "Anthropic"); oe != nil {
+	for _, check := range [...]func(*llm.Request, string) *llm.Error{providers.CheckSeed, providers.CheckPenalties, providers.CheckNames} {
+		if oe := check(req, "Anthropic"); oe != nil {
+			return oe
+		}
+	}
+	if oe := checkStructured(req, s); oe != nil {
 		return oe
 	}
 	if req.Temperature != nil && *req.Temperature > 1 {
@@ -149,7 +158,10 @@ func BuildRequest(req *llm.Request, t providers.Target, opt RequestOptions) []by
 	if !opt.Count {
 		b = appendSampling(b, req)
 	}
-	b = appendTools(b, req)
+	b = appendTools(b, req, respondTool(req, opt.Structured))
+	if f := req.ResponseFormat; f.JSON() && opt.Structured == Native && f.Type == llm.FormatJSONSchema && !opt.Count {
+		b = appendOutputFormat(b, f)
+	}
 	if th := req.Thinking; th != nil && len(th.Raw) > 0 {
 		b = append(b, `,"thinking":`...)
 		b = append(b, th.Raw...)
@@ -200,22 +212,40 @@ func appendSampling(b []byte, req *llm.Request) []byte {
 	return b
 }
 
-func appendTools(b []byte, req *llm.Request) []byte {
-	if len(req.Tools) > 0 {
-		b = append(b, `,"tools":[`...)
-		for i := range req.Tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendTool(b, &req.Tools[i])
+// appendTools writes the tools and tool_choice. respond, when set, is the tool that carries
+// a JSON answer (ByTool): it follows the client's tools, and the model must call it, or with
+// the client's tools on offer (tool_choice auto) call one of them or it.
+func appendTools(b []byte, req *llm.Request, respond string) []byte {
+	if len(req.Tools) == 0 && respond == "" {
+		return b
+	}
+	b = append(b, `,"tools":[`...)
+	for i := range req.Tools {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
-		// Without tools there is nothing to choose from, and Anthropic refuses a tool_choice
-		// alone; OpenAI allows "none" there, which means the same as leaving it out.
-		if req.ToolChoice != nil {
-			b = append(b, `,"tool_choice":`...)
-			b = appendToolChoice(b, req.ToolChoice)
+		b = appendTool(b, &req.Tools[i])
+	}
+	if respond != "" {
+		if len(req.Tools) > 0 {
+			b = append(b, ',')
 		}
+		b = appendRespondTool(b, req, respond)
+	}
+	b = append(b, ']')
+	tc := req.ToolChoice
+	if respond != "" {
+		forced := &llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: respond}
+		if len(req.Tools) > 0 && (tc == nil || tc.Mode == llm.ToolChoiceAuto) {
+			forced = &llm.ToolChoice{Mode: llm.ToolChoiceRequired, DisableParallel: tc != nil && tc.DisableParallel}
+		}
+		tc = forced
+	}
+	// Without tools there is nothing to choose from, and Anthropic refuses a tool_choice
+	// alone; OpenAI allows "none" there, which means the same as leaving it out.
+	if tc != nil && (len(req.Tools) > 0 || respond != "") {
+		b = append(b, `,"tool_choice":`...)
+		b = appendToolChoice(b, tc)
 	}
 	return b
 }

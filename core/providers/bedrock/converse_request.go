@@ -49,7 +49,10 @@ type converse struct {
 	messages   []types.Message
 	inference  *types.InferenceConfiguration
 	tools      *types.ToolConfiguration
-	additional document.Interface // additionalModelRequestFields
+	additional document.Interface  // additionalModelRequestFields
+	output     *types.OutputConfig // structured output, natively
+	// answerTool is the forced tool that carries a JSON answer, or "" (converse_structured.go).
+	answerTool string
 }
 
 // buildConverse translates a request that passed checkConverse, for model.
@@ -140,6 +143,12 @@ func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
 	tools, err := toolConfig(req, usedTools, extras)
 	if err != nil {
 		return nil, err
+	}
+	c.output = outputConfig(req, t.Model)
+	if c.answerTool = respondTool(req, t.Model); c.answerTool != "" {
+		if tools, err = addRespondTool(tools, req, c.answerTool); err != nil {
+			return nil, err
+		}
 	}
 	c.tools = tools
 	return c, nil

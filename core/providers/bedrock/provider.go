@@ -178,17 +178,14 @@ func (p *Provider) Name() string { return displayName }
 // InvokeModel the Messages API's own (anthropic.Check), whose body carries every Claude
 // feature. A route whose api names no Bedrock API is refused as misconfigured.
 func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
-	if oe := providers.RefuseExtended(req, "Amazon Bedrock"); oe != nil {
-		return oe
-	}
 	a, ok := apiOf(t)
 	switch {
 	case !ok:
 		return badAPI(t)
 	case a == viaInvoke:
-		return checkInvoke(req)
+		return checkInvoke(req, t)
 	}
-	return checkConverse(req)
+	return checkConverse(req, t.Model)
 }
 
 // Generate makes one Converse or InvokeModel call.
@@ -207,11 +204,16 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 		InferenceConfig:              c.inference,
 		ToolConfig:                   c.tools,
 		AdditionalModelRequestFields: c.additional,
+		OutputConfig:                 c.output,
 	})
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	return answer(out)
+	a, err := answer(out)
+	if err != nil {
+		return nil, err
+	}
+	return providers.AnswerAsContent(a, c.answerTool), nil
 }
 
 // Stream starts one ConverseStream or InvokeModelWithResponseStream call. Exceptions Bedrock
@@ -232,9 +234,10 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Tar
 		InferenceConfig:              c.inference,
 		ToolConfig:                   c.tools,
 		AdditionalModelRequestFields: c.additional,
+		OutputConfig:                 c.output,
 	})
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	return &stream{ctx: ctx, es: out.GetStream()}, nil
+	return providers.StreamAnswerAsContent(&stream{ctx: ctx, es: out.GetStream()}, c.answerTool), nil
 }

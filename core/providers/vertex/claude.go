@@ -22,7 +22,7 @@ const vertexAnthropicVersion = "vertex-2023-10-16"
 // refuses for any Anthropic-wire route, and references to Anthropic's Files API (a file
 // source, a container_upload block), which only Anthropic's own API can resolve.
 func checkClaude(req *llm.Request) *llm.Error {
-	if oe := anthropic.Check(req); oe != nil {
+	if oe := anthropic.Check(req, anthropic.ByTool); oe != nil {
 		return oe
 	}
 	for i := range req.System {
@@ -105,7 +105,7 @@ func (p *Provider) claudeGenerate(ctx context.Context, req *llm.Request, t provi
 	if err != nil {
 		return nil, callError(ctx, err, Claude, false)
 	}
-	a, err := anthropic.ParseResponse(resp.GetData())
+	a, err := anthropic.ParseResponseFor(resp.GetData(), req, anthropic.ByTool)
 	if err != nil {
 		return nil, providers.AsError(ctx, err, Name)
 	}
@@ -139,7 +139,7 @@ func (p *Provider) claudeStream(ctx context.Context, req *llm.Request, t provide
 	} else {
 		r.buf = first.GetData()
 	}
-	return anthropic.NewStream(ctx, r, Name, req.PassThrough == llm.WireAnthropic), nil
+	return anthropic.NewStreamFor(ctx, r, Name, req, anthropic.ByTool), nil
 }
 
 // claudeCount asks the count-tokens endpoint: the Messages count body (no output maximum,

@@ -38,6 +38,9 @@ func checkMaaS(req *llm.Request) *llm.Error {
 	if oe := openaicompat.CheckParts(req, maasName); oe != nil {
 		return oe
 	}
+	if oe := providers.CheckNames(req, maasName); oe != nil {
+		return oe
+	}
 	for i := range req.Tools {
 		if t := &req.Tools[i]; t.Strict != nil && *t.Strict {
 			p := "tools[" + strconv.Itoa(i) + "].function.strict"

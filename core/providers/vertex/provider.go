@@ -191,9 +191,6 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	if !ok {
 		return badAPI(t)
 	}
-	if oe := providers.RefuseExtended(req, Name); oe != nil {
-		return oe
-	}
 	if req.Op == llm.OpCompletion {
 		if fam != Gemini {
 			return llm.UnsupportedEndpoint(req.Model, Name)
@@ -201,7 +198,7 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 		if req.Prompt == "" {
 			return llm.BadRequest("prompt", "prompt must not be empty: Gemini refuses empty text")
 		}
-		return nil
+		return checkSeed(req)
 	}
 	switch fam {
 	case Claude:
