@@ -304,6 +304,16 @@ type ToolChoice struct {
 	// DisableParallel allows at most one call (Anthropic's disable_parallel_tool_use, OpenAI's
 	// parallel_tool_calls: false).
 	DisableParallel bool
+	// ParallelParam is the door's name for DisableParallel in a refusal; "" is Anthropic's.
+	ParallelParam string
+}
+
+// Param names DisableParallel as the client sent it.
+func (tc *ToolChoice) Param() string {
+	if tc.ParallelParam != "" {
+		return tc.ParallelParam
+	}
+	return "tool_choice.disable_parallel_tool_use"
 }
 
 // Response formats.

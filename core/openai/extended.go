@@ -129,7 +129,7 @@ func (r *extendedChat) request(lim Limits) (*llm.Request, *llm.Error) {
 		if req.ToolChoice == nil {
 			req.ToolChoice = &llm.ToolChoice{Mode: llm.ToolChoiceAuto}
 		}
-		req.ToolChoice.DisableParallel = true
+		req.ToolChoice.DisableParallel, req.ToolChoice.ParallelParam = true, "parallel_tool_calls"
 	}
 	for i := range r.Messages {
 		m, out := &r.Messages[i], &req.Messages[i]

@@ -48,7 +48,7 @@ func checkConverse(req *llm.Request, model string) *llm.Error {
 		}
 	}
 	if tc := req.ToolChoice; tc != nil && tc.DisableParallel && len(req.Tools) > 0 {
-		return llm.Unsupported("tool_choice.disable_parallel_tool_use", "Amazon Bedrock's Converse cannot hold the model to one tool call per turn")
+		return llm.Unsupported(tc.Param(), "Amazon Bedrock's Converse cannot hold the model to one tool call per turn")
 	}
 	if th := req.Thinking; th != nil && th.Type == llm.ThinkingEnabled {
 		// Adaptive thinking lets the model decide, which every model honours.

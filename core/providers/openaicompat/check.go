@@ -47,7 +47,7 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 		return nil
 	}
 	if tc.DisableParallel && !p.parallelToolCalls && len(req.Tools) > 0 {
-		return llm.Unsupported("tool_choice.disable_parallel_tool_use", p.name+" cannot be held to one tool call per turn")
+		return llm.Unsupported(tc.Param(), p.name+" cannot be held to one tool call per turn")
 	}
 	switch p.toolChoice {
 	case toolChoiceNone:

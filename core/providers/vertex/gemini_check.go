@@ -75,7 +75,7 @@ func checkGemini(req *llm.Request, model string) *llm.Error {
 		}
 	}
 	if tc := req.ToolChoice; tc != nil && tc.DisableParallel && len(req.Tools) > 0 {
-		return llm.Unsupported("tool_choice.disable_parallel_tool_use", "Gemini cannot be held to one tool call per turn")
+		return llm.Unsupported(tc.Param(), "Gemini cannot be held to one tool call per turn")
 	}
 	if len(req.Stop) > maxStopSequences {
 		return llm.Unsupported("stop_sequences", "Gemini takes at most 5 stop sequences")

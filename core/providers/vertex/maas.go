@@ -52,7 +52,7 @@ func checkMaaS(req *llm.Request) *llm.Error {
 			return llm.Unsupported("tool_choice", "a named tool_choice is not supported by Vertex AI's OpenAI-compatible endpoint: use auto, none or required")
 		}
 		if tc.DisableParallel && len(req.Tools) > 0 {
-			return llm.Unsupported("tool_choice.disable_parallel_tool_use", maasName+" cannot be held to one tool call per turn")
+			return llm.Unsupported(tc.Param(), maasName+" cannot be held to one tool call per turn")
 		}
 	}
 	if req.TopK != nil {
