@@ -136,4 +136,3 @@ func requireNodeSDKs(t *testing.T) string {
 	}
 	return node
 }
-
