@@ -38,8 +38,8 @@ func TestExtendedGolden(t *testing.T) {
 			if oe != nil {
 				t.Fatalf("the door refuses it: %v", oe)
 			}
-			s := StructuredFor(c.Model)
-			if oe := Check(req, s); oe != nil {
+			m := ModelOf(c.Model)
+			if oe := Check(req, m); oe != nil {
 				if !strings.HasPrefix(name, "refuse_") {
 					t.Fatalf("refused: %v", oe)
 				}
@@ -49,7 +49,7 @@ func TestExtendedGolden(t *testing.T) {
 			if strings.HasPrefix(name, "refuse_") {
 				t.Fatal("accepted a refuse_ case")
 			}
-			body := BuildRequest(req, providers.Target{Model: c.Model}, RequestOptions{Structured: s})
+			body := BuildRequest(req, providers.Target{Model: c.Model}, RequestOptions{Model: m})
 			if e := anthropicfake.ValidateBody(body, anthropicfake.Direct); e != nil {
 				t.Fatalf("the API would refuse the body: %v\n%s", e, body)
 			}
@@ -58,7 +58,7 @@ func TestExtendedGolden(t *testing.T) {
 	}
 }
 
-func TestStructuredFor(t *testing.T) {
+func TestModelOf(t *testing.T) {
 	for model, want := range map[string]Structured{
 		"claude-sonnet-4-5": Native, "claude-sonnet-4-5-20250929": Native, "claude-haiku-4-5@20251001": Native,
 		"us.anthropic.claude-opus-4-5-20251101-v1:0": Native, "claude-opus-4-1": Native, "claude-opus-4-6": Native,
@@ -66,7 +66,7 @@ func TestStructuredFor(t *testing.T) {
 		"claude-3-7-sonnet-latest": ByTool, "claude-3-5-haiku-20241022": ByTool,
 		"arn:aws:bedrock:us-east-1:1:application-inference-profile/x": ByTool,
 	} {
-		if got := StructuredFor(model); got != want {
+		if got := ModelOf(model); got.Structured != want || got.OneSampler != (want == Native) {
 			t.Errorf("%s: %v, want %v", model, got, want)
 		}
 	}

@@ -103,7 +103,7 @@ func (p *Provider) Name() string { return "Anthropic" }
 
 // Check refuses what Anthropic cannot serve as asked (see Check).
 func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
-	return Check(req, StructuredFor(t.Model))
+	return Check(req, ModelOf(t.Model))
 }
 
 // Generate makes a non-streaming call.
@@ -118,7 +118,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 	if err != nil {
 		return nil, providers.AsError(ctx, err, p.Name())
 	}
-	a, err := ParseResponseFor(data, req, opt.Structured)
+	a, err := ParseResponseFor(data, req, opt.Model)
 	if err != nil {
 		pe := providers.AsError(ctx, err, p.Name())
 		pe.Status = resp.StatusCode
@@ -135,7 +135,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Tar
 	if err != nil {
 		return nil, err
 	}
-	return NewStreamFor(ctx, resp.Body, p.Name(), req, opt.Structured), nil
+	return NewStreamFor(ctx, resp.Body, p.Name(), req, opt.Model), nil
 }
 
 // CountTokens asks Anthropic's count_tokens for the exact input count of req.
@@ -162,7 +162,7 @@ func ParseCount(r io.Reader) (int, error) {
 }
 
 func (p *Provider) options(stream bool, t providers.Target) RequestOptions {
-	return RequestOptions{Stream: stream, SystemInMessages: true, Structured: StructuredFor(t.Model)}
+	return RequestOptions{Stream: stream, SystemInMessages: true, Model: ModelOf(t.Model)}
 }
 
 func (p *Provider) post(ctx context.Context, url string, req *llm.Request, body []byte, stream bool) (*http.Response, error) {

@@ -38,18 +38,17 @@ type RequestOptions struct {
 	SystemInMessages bool
 	// Count writes a count_tokens body: no output maximum, sampling, metadata or stream.
 	Count bool
-	// Structured is how the route gives a JSON response_format (see Structured).
-	Structured Structured
+	// Model is what the route's model takes (ModelOf).
+	Model Model
 }
 
 // structuredOutputsBeta is the flag under which Anthropic enforces strict tool schemas.
 const structuredOutputsBeta = "structured-outputs-2025-11-13"
 
-// Check reports why req cannot be sent to Anthropic, as a 400 naming the param, or nil;
-// s is how the route gives structured output. It needs no network, so the planner can skip
-// the route before any I/O. Anthropic has no seed and no penalties, and carries no
-// participant names.
-func Check(req *llm.Request, s Structured) *llm.Error {
+// Check reports why req cannot be sent to Anthropic, as a 400 naming the param, or nil; m
+// is what the route's model takes. It needs no network, so the planner can skip the route
+// before any I/O. Anthropic has no seed and no penalties, and carries no participant names.
+func Check(req *llm.Request, m Model) *llm.Error {
 	if req.Op == llm.OpCompletion {
 		return llm.UnsupportedEndpoint(req.Model, "Anthropic")
 	}
@@ -58,8 +57,11 @@ func Check(req *llm.Request, s Structured) *llm.Error {
 			return oe
 		}
 	}
-	if oe := checkStructured(req, s); oe != nil {
+	if oe := checkStructured(req, m); oe != nil {
 		return oe
+	}
+	if m.OneSampler && req.Temperature != nil && req.TopP != nil && !defaultTopP(req) {
+		return llm.Unsupported("top_p", "this Claude model takes temperature or top_p, not both: send one")
 	}
 	if req.Temperature != nil && *req.Temperature > 1 {
 		return llm.Unsupported("temperature", "temperature "+strconv.FormatFloat(*req.Temperature, 'g', -1, 64)+
@@ -156,10 +158,10 @@ func BuildRequest(req *llm.Request, t providers.Target, opt RequestOptions) []by
 	b = append(b, `"messages":`...)
 	b = appendTurns(b, turns)
 	if !opt.Count {
-		b = appendSampling(b, req)
+		b = appendSampling(b, req, opt.Model)
 	}
-	b = appendTools(b, req, respondTool(req, opt.Structured))
-	if f := req.ResponseFormat; f.JSON() && opt.Structured == Native && f.Type == llm.FormatJSONSchema && !opt.Count {
+	b = appendTools(b, req, respondTool(req, opt.Model))
+	if f := req.ResponseFormat; f.JSON() && opt.Model.Structured == Native && f.Type == llm.FormatJSONSchema && !opt.Count {
 		b = appendOutputFormat(b, f)
 	}
 	if th := req.Thinking; th != nil && len(th.Raw) > 0 {
@@ -186,12 +188,12 @@ func BuildRequest(req *llm.Request, t providers.Target, opt RequestOptions) []by
 	return append(b, '}')
 }
 
-func appendSampling(b []byte, req *llm.Request) []byte {
+func appendSampling(b []byte, req *llm.Request, m Model) []byte {
 	if req.Temperature != nil {
 		b = append(b, `,"temperature":`...)
 		b = strconv.AppendFloat(b, *req.Temperature, 'g', -1, 64)
 	}
-	if req.TopP != nil {
+	if req.TopP != nil && !(m.OneSampler && req.Temperature != nil && defaultTopP(req)) {
 		b = append(b, `,"top_p":`...)
 		b = strconv.AppendFloat(b, *req.TopP, 'g', -1, 64)
 	}
@@ -248,6 +250,13 @@ func appendTools(b []byte, req *llm.Request, respond string) []byte {
 		b = appendToolChoice(b, tc)
 	}
 	return b
+}
+
+// defaultTopP reports a top_p of 1 from an OpenAI door: no nucleus cut, the same as sending
+// none. LlamaIndex.TS sends it on every request beside its temperature, which a one-sampler
+// model refuses, so it is not sent there. A Messages door client's body goes as it came.
+func defaultTopP(req *llm.Request) bool {
+	return req.TopP != nil && *req.TopP == 1 && req.PassThrough != llm.WireAnthropic
 }
 
 func maxTokens(req *llm.Request, t providers.Target) int {

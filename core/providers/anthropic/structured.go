@@ -25,38 +25,47 @@ const (
 	Native
 )
 
-// nativeModel matches the Claude ids whose family and version come after "claude-"
-// (claude-sonnet-4-5, us.anthropic.claude-haiku-4-5-20251001-v1:0, claude-opus-4-1@...).
-var nativeModel = regexp.MustCompile(`claude-(opus|sonnet|haiku)-(\d+)(?:-(\d)(?:[^0-9]|$))?`)
+// Model is what the translation needs to know of a route's Claude model.
+type Model struct {
+	// Structured is how the route gives a JSON response_format.
+	Structured Structured
+	// OneSampler: the model takes temperature or top_p, not both ("temperature and top_p
+	// cannot both be specified for this model"): Opus 4.1, the 4.5 models and later.
+	OneSampler bool
+}
 
-// StructuredFor is how model, on Anthropic's API or Bedrock's InvokeModel, gives structured
-// output: natively on the models Anthropic documents with structured outputs (Opus 4.1,
-// every 4.5 model and those after), by a forced tool on the others and on ids that do not
-// name their model (an inference profile ARN).
-func StructuredFor(model string) Structured {
-	m := nativeModel.FindStringSubmatch(model)
+// claudeID matches the Claude ids whose family and version come after "claude-"
+// (claude-sonnet-4-5, us.anthropic.claude-haiku-4-5-20251001-v1:0, claude-opus-4-1@...).
+var claudeID = regexp.MustCompile(`claude-(opus|sonnet|haiku)-(\d+)(?:-(\d)(?:[^0-9]|$))?`)
+
+// ModelOf is what id's model is, on Anthropic's API or Bedrock's InvokeModel: the models
+// Anthropic documents with structured outputs (Opus 4.1, every 4.5 model and those after)
+// answer natively and take one sampler; older models and ids that do not name their model
+// (an inference profile ARN) take the answer tool and both samplers.
+func ModelOf(id string) Model {
+	m := claudeID.FindStringSubmatch(id)
 	if m == nil {
-		return ByTool
+		return Model{}
 	}
 	major, _ := strconv.Atoi(m[2])
 	minor, _ := strconv.Atoi(m[3])
 	if major > 4 || major == 4 && (minor >= 5 || minor == 1 && m[1] == "opus") {
-		return Native
+		return Model{Structured: Native, OneSampler: true}
 	}
-	return ByTool
+	return Model{}
 }
 
-// respondTool is the answer tool of req under s (providers.AnswerTool), or "" when the
-// route answers natively.
-func respondTool(req *llm.Request, s Structured) string {
-	if f := req.ResponseFormat; s == Native && f.JSON() && f.Type == llm.FormatJSONSchema {
+// respondTool is the answer tool of req on m (providers.AnswerTool), or "" when the route
+// answers natively.
+func respondTool(req *llm.Request, m Model) string {
+	if f := req.ResponseFormat; m.Structured == Native && f.JSON() && f.Type == llm.FormatJSONSchema {
 		return ""
 	}
 	return providers.AnswerTool(req)
 }
 
-// checkStructured refuses what s cannot give as asked.
-func checkStructured(req *llm.Request, s Structured) *llm.Error {
+// checkStructured refuses what m cannot give as asked.
+func checkStructured(req *llm.Request, m Model) *llm.Error {
 	f := req.ResponseFormat
 	if !f.JSON() {
 		return nil
@@ -64,7 +73,7 @@ func checkStructured(req *llm.Request, s Structured) *llm.Error {
 	if req.Anthropic.Field("output_config") != nil {
 		return llm.Unsupported("response_format", "response_format cannot be combined with output_config: give the format in one place")
 	}
-	if respondTool(req, s) == "" {
+	if respondTool(req, m) == "" {
 		return nil
 	}
 	if f.Strict != nil && *f.Strict {

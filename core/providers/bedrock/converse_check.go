@@ -28,6 +28,9 @@ func checkConverse(req *llm.Request, model string) *llm.Error {
 	if oe := checkFormat(req, model); oe != nil {
 		return oe
 	}
+	if oneSampler(req, model) && !defaultTopP(req) {
+		return llm.Unsupported("top_p", "this Claude model takes temperature or top_p, not both: send one")
+	}
 	if req.Temperature != nil && *req.Temperature > 1 {
 		return llm.Unsupported("temperature", "Amazon Bedrock accepts a temperature from 0 to 1, got "+strconv.FormatFloat(*req.Temperature, 'g', -1, 64))
 	}

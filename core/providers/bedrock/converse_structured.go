@@ -16,7 +16,7 @@ import (
 // (the JSON as the content, finish reason stop, no tool calls):
 //
 //   - natively, outputConfig.textFormat with the json_schema, on the Claude models that
-//     have structured outputs (anthropic.StructuredFor);
+//     have structured outputs (anthropic.ModelOf);
 //   - else by a forced tool whose input schema is the response's (toolChoice tool, or any
 //     beside the client's own tools), on the models whose toolChoice can force a tool
 //     (Claude, Amazon Nova, Mistral): its input comes back as the content. It guides the
@@ -40,7 +40,7 @@ func formatOf(req *llm.Request, model string) converseFormat {
 	switch {
 	case !f.JSON():
 		return formatNone
-	case f.Type == llm.FormatJSONSchema && claude(model) && anthropic.StructuredFor(model) == anthropic.Native:
+	case f.Type == llm.FormatJSONSchema && claude(model) && anthropic.ModelOf(model).Structured == anthropic.Native:
 		return formatNative
 	case claude(model) || nova(model) || strings.Contains(strings.ToLower(model), "mistral"):
 		return formatTool

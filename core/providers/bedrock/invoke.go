@@ -25,7 +25,7 @@ func checkInvoke(req *llm.Request, t providers.Target) *llm.Error {
 	if req.Op == llm.OpCompletion {
 		return llm.UnsupportedEndpoint(req.Model, displayName)
 	}
-	return anthropic.Check(req, anthropic.StructuredFor(t.Model))
+	return anthropic.Check(req, anthropic.ModelOf(t.Model))
 }
 
 // invokeBody is the InvokeModel body of req: Anthropic's Messages body without "model" (the
@@ -34,7 +34,7 @@ func checkInvoke(req *llm.Request, t providers.Target) *llm.Error {
 // refuses the key as extraneous (the Anthropic SDKs' Bedrock clients delete it too).
 func invokeBody(req *llm.Request, t providers.Target) []byte {
 	return anthropic.BuildRequest(req, t, anthropic.RequestOptions{OmitModel: true, AnthropicVersion: Version, BetasInBody: true,
-		Structured: anthropic.StructuredFor(t.Model)})
+		Model: anthropic.ModelOf(t.Model)})
 }
 
 // invoke makes one InvokeModel call; the answer is Anthropic's message object, which the
@@ -49,7 +49,7 @@ func (p *Provider) invoke(ctx context.Context, req *llm.Request, t providers.Tar
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	a, err := anthropic.ParseResponseFor(out.Body, req, anthropic.StructuredFor(t.Model))
+	a, err := anthropic.ParseResponseFor(out.Body, req, anthropic.ModelOf(t.Model))
 	if err != nil {
 		return nil, providers.AsError(ctx, err, displayName)
 	}
@@ -70,5 +70,5 @@ func (p *Provider) invokeStream(ctx context.Context, req *llm.Request, t provide
 		return nil, classify(ctx, err)
 	}
 	r := &chunkReader{ctx: ctx, es: out.GetStream()}
-	return anthropic.NewStreamFor(ctx, r, displayName, req, anthropic.StructuredFor(t.Model)), nil
+	return anthropic.NewStreamFor(ctx, r, displayName, req, anthropic.ModelOf(t.Model)), nil
 }

@@ -202,7 +202,7 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	}
 	switch fam {
 	case Claude:
-		return checkClaude(req)
+		return checkClaude(req, t.Model)
 	case MaaS:
 		return checkMaaS(req)
 	}

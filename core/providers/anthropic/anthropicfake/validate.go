@@ -169,6 +169,9 @@ func ValidateBody(body []byte, d Dialect) *APIError {
 			return invalid("temperature: range: 0..1")
 		}
 	}
+	if _, both := req["top_p"]; both && req["temperature"] != nil && oneSampler(req["model"]) {
+		return invalid("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+	}
 	if raw, ok := req["stream"]; ok {
 		var s bool
 		if json.Unmarshal(raw, &s) != nil {
@@ -195,6 +198,13 @@ func ValidateBody(body []byte, d Dialect) *APIError {
 		}
 	}
 	return validateMessages(req["messages"], d == Direct)
+}
+
+// oneSampler reports the models that take temperature or top_p, not both (Opus 4.1 and the
+// 4.5 models).
+func oneSampler(model json.RawMessage) bool {
+	m := string(model)
+	return strings.Contains(m, "-4-5") || strings.Contains(m, "opus-4-1")
 }
 
 // validateOutputConfig checks output_config's effort and format (structured outputs: a
