@@ -20,6 +20,12 @@
 //     ids pass through both ways.
 //   - Usage: prompt = input + cache writes + cache reads, cached = cache reads,
 //     completion = output; what Anthropic does not report is left out.
+//   - Extended profile: top_p and stop_sequences as sent (a model that takes one sampler is
+//     not sent a top_p of 1 beside a temperature, and refuses any other pair); no seed, no
+//     penalties, no participant names (refused, or left out under request_profile_ignore);
+//     parallel_tool_calls false as disable_parallel_tool_use; a JSON response_format as
+//     output_config.format on the models with structured outputs, else through the answer
+//     tool (structured.go, providers.AnswerTool), whose strict schema is refused.
 //   - The legacy /v1/completions is not served (the Provider has no Complete): the gateway
 //     answers 501.
 //

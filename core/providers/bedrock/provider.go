@@ -29,7 +29,11 @@
 // strict tools, tool_choice none, disable_parallel_tool_use, a developer message, a
 // conversation that starts with the assistant or ends with it (prefill), blank turns.
 // Thinking from earlier turns is not sent, as Anthropic itself drops it from the context.
-// Anthropic betas mean nothing on Converse and are not sent.
+// Anthropic betas mean nothing on Converse and are not sent. Under the extended profile a JSON
+// response_format is outputConfig.textFormat on the Claude models with structured outputs,
+// else the answer tool on the models whose toolChoice can force one (Claude, Nova, Mistral),
+// else refused (converse_structured.go); seed, penalties, participant names and
+// parallel_tool_calls false are refused on Converse.
 //
 // Connection settings (config.Connection):
 //
