@@ -7,6 +7,7 @@
 //	             need no network (Check)
 //	response.go  Messages response -> OpenAI completion (ParseResponse, FinishReason)
 //	stream.go    Messages events -> OpenAI deltas (NewStream)
+//	structured.go  what a route's model takes (ModelOf): structured output, one sampler
 //	errors.go    Anthropic (and Google) error bodies -> classified provider errors
 //	provider.go  the direct API: URL, headers, credentials
 //

@@ -57,6 +57,7 @@
 //	converse_request.go   llm.Request -> Converse input
 //	converse_response.go  Converse answer -> llm.Answer; stop reasons; usage
 //	converse_stream.go    ConverseStream events -> deltas
+//	converse_structured.go  a JSON response_format: outputConfig or the answer tool
 //	invoke.go             InvokeModel with Anthropic's body (checkInvoke, invokeBody)
 //	invoke_stream.go      InvokeModelWithResponseStream chunks -> Anthropic's SSE for its translator
 //	count.go              CountTokens
