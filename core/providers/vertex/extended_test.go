@@ -73,3 +73,28 @@ func TestExtendedFields(t *testing.T) {
 		})
 	}
 }
+
+// TestMaaSExtendedBody: partner models get seed, the penalties and response_format in the
+// OpenAI body, and no participant name when the operator lets routes leave them out.
+func TestMaaSExtendedBody(t *testing.T) {
+	body := `{"model":"gw","messages":[{"role":"user","content":"hi","name":"ann"}],"seed":7,"presence_penalty":0.5,"frequency_penalty":-0.5,` +
+		`"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"},"strict":true}}}`
+	req, _, oe := openai.DecodeChatProfile([]byte(body), openai.Limits{}, openai.Profile{Extended: true, NamesOptional: true})
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	target := providers.Target{Model: "meta/llama-3.3-70b-instruct-maas"}
+	if oe := (&Provider{}).Check(req, target); oe != nil {
+		t.Fatal(oe)
+	}
+	got := string(maasBody(req, target, false))
+	for _, want := range []string{`"seed":7`, `"presence_penalty":0.5`, `"frequency_penalty":-0.5`,
+		`"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"},"strict":true}}`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s\nlacks %s", got, want)
+		}
+	}
+	if strings.Contains(got, `"ann"`) {
+		t.Errorf("the name was sent: %s", got)
+	}
+}
