@@ -97,7 +97,7 @@ func StreamAnswerAsContent(s llm.Stream, name string) llm.Stream {
 type answerStream struct {
 	llm.Stream
 	name   string
-	answer int         // the answer tool's upstream index, once it started; else -1 after init
+	answer int         // the answer tool's upstream index, once found
 	found  bool        // the answer tool was called
 	index  map[int]int // upstream index -> the client's dense index, for the other calls
 }
