@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -60,22 +61,24 @@ type Options struct {
 
 // Gateway serves the API. Safe for concurrent use.
 type Gateway struct {
-	models    map[string]*model
-	names     []string // sorted model names, for /v1/models
-	keys      []config.Key
-	open      bool
-	log       *slog.Logger
-	now       func() time.Time
-	state     routestate.Reader
-	limits    limits
-	maxBody   int64
-	bodyTime  time.Duration
-	maxIn     int64
-	inFlight  atomic.Int64
-	started   int64
-	onAttempt func(*AttemptRecord)
-	secrets   *telemetry.Secrets // the config's secrets, blanked out of upstream texts
-	mux       *http.ServeMux
+	models map[string]*model
+	names  []string // sorted model names, for /v1/models
+	keys   []config.Key
+	open   bool
+	log    *slog.Logger
+	now    func() time.Time
+	state  routestate.Reader
+	limits limits
+	// openProfile is the request profile when no key is configured.
+	openProfile openai.Profile
+	maxBody     int64
+	bodyTime    time.Duration
+	maxIn       int64
+	inFlight    atomic.Int64
+	started     int64
+	onAttempt   func(*AttemptRecord)
+	secrets     *telemetry.Secrets // the config's secrets, blanked out of upstream texts
+	mux         *http.ServeMux
 }
 
 type model struct {
@@ -103,15 +106,17 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return nil, errors.New("gateway: no client keys are configured; add keys (sha256 or value) or set auth: none to serve without authentication")
 	}
 	g := &Gateway{
-		keys:      cfg.Keys,
-		open:      len(cfg.Keys) == 0,
-		log:       opt.Logger,
-		now:       opt.Now,
-		state:     opt.RouteState,
-		maxBody:   cfg.Limits.MaxBodyBytes,
-		bodyTime:  cfg.Limits.BodyReadTimeout.D(),
-		maxIn:     int64(cfg.Limits.MaxInFlight),
-		limits:    limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
+		keys:     cfg.Keys,
+		open:     len(cfg.Keys) == 0,
+		log:      opt.Logger,
+		now:      opt.Now,
+		state:    opt.RouteState,
+		maxBody:  cfg.Limits.MaxBodyBytes,
+		bodyTime: cfg.Limits.BodyReadTimeout.D(),
+		maxIn:    int64(cfg.Limits.MaxInFlight),
+		limits:   limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
+		openProfile: openai.Profile{Extended: cfg.RequestProfile == config.ProfileExtended,
+			NamesOptional: slices.Contains(cfg.RequestProfileIgnore, config.IgnoreMessageNames)},
 		models:    make(map[string]*model, len(cfg.Models)),
 		onAttempt: opt.OnAttempt,
 		secrets:   telemetry.NewSecrets(cfg.Secrets),

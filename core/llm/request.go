@@ -68,8 +68,12 @@ type Request struct {
 	PresencePenalty  *float64
 	FrequencyPenalty *float64
 	// ResponseFormat asks for structured output: OpenAI's response_format, the Responses
-	// door's text.format. Nil is plain text.
+	// door's text.format. Nil (or FormatText) is plain text.
 	ResponseFormat *ResponseFormat
+	// NamesOptional lets a route that cannot carry a participant name (Message.Name) leave
+	// it out instead of refusing the request: the operator's request_profile_ignore:
+	// [messages.name].
+	NamesOptional bool
 
 	Tools      []Tool
 	ToolChoice *ToolChoice
@@ -300,6 +304,16 @@ type ToolChoice struct {
 	// DisableParallel allows at most one call (Anthropic's disable_parallel_tool_use, OpenAI's
 	// parallel_tool_calls: false).
 	DisableParallel bool
+	// ParallelParam is the door's name for DisableParallel in a refusal; "" is Anthropic's.
+	ParallelParam string
+}
+
+// Param names DisableParallel as the client sent it.
+func (tc *ToolChoice) Param() string {
+	if tc.ParallelParam != "" {
+		return tc.ParallelParam
+	}
+	return "tool_choice.disable_parallel_tool_use"
 }
 
 // Response formats.
@@ -317,6 +331,11 @@ type ResponseFormat struct {
 	Strict *bool           // json_schema: adhere to the schema exactly
 	// Description is the schema's description, when the client gave one.
 	Description string
+}
+
+// JSON reports whether f asks for JSON (json_object or json_schema) rather than text.
+func (f *ResponseFormat) JSON() bool {
+	return f != nil && f.Type != "" && f.Type != FormatText
 }
 
 // Thinking types.

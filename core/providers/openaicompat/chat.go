@@ -47,7 +47,8 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	// developer is OpenAI's newer name for system; other servers' chat templates know only
 	// system.
 	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai",
-		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort}
+		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort,
+		Names: p.names, RequireParameters: p.requireParameters}
 	chatURL, err := config.JoinURL(base, "/chat/completions")
 	if err != nil {
 		return nil, errors.New("base_url: " + err.Error())

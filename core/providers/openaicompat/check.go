@@ -14,6 +14,9 @@ func (p *Provider) Check(req *llm.Request, _ providers.Target) *llm.Error {
 }
 
 func (p *profile) check(req *llm.Request) *llm.Error {
+	if oe := p.checkSampling(req); oe != nil {
+		return oe
+	}
 	if req.Op == llm.OpCompletion {
 		// Every OpenAI-wire kind serves /v1/completions (OpenAI only for its legacy instruct
 		// models, which the upstream itself enforces).
@@ -22,7 +25,7 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 	if oe := CheckParts(req, p.name); oe != nil {
 		return oe
 	}
-	if oe := providers.RefuseExtended(req, p.name); oe != nil {
+	if oe := p.checkExtended(req); oe != nil {
 		return oe
 	}
 	if req.TopK != nil && !p.topK {
@@ -44,7 +47,7 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 		return nil
 	}
 	if tc.DisableParallel && !p.parallelToolCalls && len(req.Tools) > 0 {
-		return llm.Unsupported("tool_choice.disable_parallel_tool_use", p.name+" cannot be held to one tool call per turn")
+		return llm.Unsupported(tc.Param(), p.name+" cannot be held to one tool call per turn")
 	}
 	switch p.toolChoice {
 	case toolChoiceNone:
@@ -52,6 +55,44 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 	case toolChoiceAutoNone:
 		if tc.Mode == llm.ToolChoiceRequired || tc.Mode == llm.ToolChoiceTool {
 			return llm.Unsupported("tool_choice", p.name+" does not reliably support required or named tool_choice: use auto or none")
+		}
+	}
+	return nil
+}
+
+// checkSampling refuses the sampling knobs the kind's servers do not take.
+func (p *profile) checkSampling(req *llm.Request) *llm.Error {
+	if !p.seed {
+		if oe := providers.CheckSeed(req, p.name); oe != nil {
+			return oe
+		}
+	}
+	if !p.penalties {
+		return providers.CheckPenalties(req, p.name)
+	}
+	return nil
+}
+
+// checkExtended refuses the extended profile's chat fields the kind cannot honour.
+func (p *profile) checkExtended(req *llm.Request) *llm.Error {
+	if p.format == formatText {
+		if oe := providers.CheckResponseFormat(req, p.name); oe != nil {
+			return oe
+		}
+	}
+	if !p.names {
+		if oe := providers.CheckNames(req, p.name); oe != nil {
+			return oe
+		}
+	}
+	if p.dataImagesOnly {
+		for i := range req.Messages {
+			for j := range req.Messages[i].Parts {
+				if pt := &req.Messages[i].Parts[j]; pt.Kind == llm.PartImage && pt.URL != "" {
+					path := "messages[" + strconv.Itoa(i) + "].content[" + strconv.Itoa(j) + "]"
+					return llm.Unsupported(path, path+": "+p.name+" reads images as base64 data only, not by URL")
+				}
+			}
 		}
 	}
 	return nil

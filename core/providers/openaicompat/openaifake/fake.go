@@ -154,6 +154,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if msg := validateExtended(body); msg != "" {
+		writeError(w, 400, "invalid_request_error", msg)
+		return
+	}
 	rep := s.Default
 	if s.Script != nil {
 		rep = s.Script(Request{Path: r.URL.Path, Header: r.Header, Body: body, Raw: raw})
