@@ -14,7 +14,7 @@ type chatDoor struct {
 
 func (*chatDoor) endpoint() string { return "chat" }
 
-func (d *chatDoor) decode(_ *http.Request, body []byte, lim limits) (*llm.Request, *llm.Error) {
+func (d *chatDoor) decode(_ *http.Request, _ *requestCtx, body []byte, lim limits) (*llm.Request, *llm.Error) {
 	req, e := openai.DecodeChat(body, openai.Limits{MaxMessages: lim.maxMessages, MaxTools: lim.maxTools})
 	if e != nil {
 		return nil, e
@@ -44,7 +44,7 @@ type completionsDoor struct {
 
 func (*completionsDoor) endpoint() string { return "completions" }
 
-func (d *completionsDoor) decode(_ *http.Request, body []byte, _ limits) (*llm.Request, *llm.Error) {
+func (d *completionsDoor) decode(_ *http.Request, _ *requestCtx, body []byte, _ limits) (*llm.Request, *llm.Error) {
 	req, e := openai.DecodeCompletion(body)
 	if e != nil {
 		return nil, e

@@ -112,7 +112,7 @@ func (g *Gateway) slot() (release func(), oe *llm.Error) {
 // prepare decodes the body and finds the model. When ok is false the client has been
 // answered and the request logged.
 func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, body []byte) (*llm.Request, *model, bool) {
-	req, oe := d.decode(r, body, g.limits)
+	req, oe := d.decode(r, rc, body, g.limits)
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false

@@ -21,13 +21,36 @@ func RefuseExtended(req *llm.Request, provider string) *llm.Error {
 	case req.FrequencyPenalty != nil:
 		return llm.Unsupported("frequency_penalty", provider+" routes do not take frequency_penalty")
 	case req.ResponseFormat != nil && req.ResponseFormat.Type != llm.FormatText:
-		return llm.Unsupported("response_format", provider+" routes do not take structured output")
+		param := req.ResponseFormat.Param
+		if param == "" {
+			param = "response_format"
+		}
+		return llm.Unsupported(param, provider+" routes do not take structured output")
 	}
 	for i := range req.Messages {
 		if req.Messages[i].Name != "" {
 			p := "messages[" + strconv.Itoa(i) + "].name"
 			return llm.Unsupported(p, provider+" routes do not take participant names")
 		}
+	}
+	return nil
+}
+
+// RefuseResponses refuses, on a route that does not speak the Responses API itself, what of
+// a Responses request only OpenAI's own Responses API can honour (req.Responses.Only: hosted
+// tools, items and include values the gateway does not model, settings no other backend has)
+// and, unless the provider sets how hard its model reasons (effort), reasoning.effort. Every
+// provider but the native one calls it from Check, so none is ever silently dropped.
+func RefuseResponses(req *llm.Request, provider string, effort bool) *llm.Error {
+	if req == nil || req.Responses == nil {
+		return nil
+	}
+	r := req.Responses
+	if oe := r.Refusal(); oe != nil {
+		return oe
+	}
+	if r.Effort != "" && !effort {
+		return llm.Unsupported("reasoning.effort", provider+" routes cannot be told how hard to reason: leave reasoning.effort out (the model decides)")
 	}
 	return nil
 }

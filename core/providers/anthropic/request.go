@@ -52,6 +52,9 @@ func Check(req *llm.Request) *llm.Error {
 	if oe := providers.RefuseExtended(req, "Anthropic"); oe != nil {
 		return oe
 	}
+	if oe := providers.RefuseResponses(req, "Anthropic", false); oe != nil {
+		return oe
+	}
 	if req.Temperature != nil && *req.Temperature > 1 {
 		return llm.Unsupported("temperature", "temperature "+strconv.FormatFloat(*req.Temperature, 'g', -1, 64)+
 			" is above 1, the most Anthropic accepts (its range is 0 to 1)")

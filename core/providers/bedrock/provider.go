@@ -181,6 +181,9 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	if oe := providers.RefuseExtended(req, "Amazon Bedrock"); oe != nil {
 		return oe
 	}
+	if oe := providers.RefuseResponses(req, "Amazon Bedrock", false); oe != nil {
+		return oe
+	}
 	a, ok := apiOf(t)
 	switch {
 	case !ok:

@@ -25,6 +25,9 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 	if oe := providers.RefuseExtended(req, p.name); oe != nil {
 		return oe
 	}
+	if oe := providers.RefuseResponses(req, p.name, p.reasoningEffort); oe != nil {
+		return oe
+	}
 	if req.TopK != nil && !p.topK {
 		return llm.Unsupported("top_k", p.name+" does not take top_k")
 	}
@@ -133,9 +136,16 @@ func checkPart(p *llm.Part, path, provider string) *llm.Error {
 	return nil
 }
 
-// Effort is the reasoning effort a request asks for (Anthropic's output_config.effort), as
-// OpenAI's reasoning_effort: low, medium or high; Anthropic's max reads as high.
+// Effort is the reasoning effort a request asks for (the Responses door's reasoning.effort,
+// Anthropic's output_config.effort), as OpenAI's reasoning_effort: minimal, low, medium or
+// high; Anthropic's max and OpenAI's xhigh read as high.
 func Effort(req *llm.Request) string {
+	if r := req.Responses; r != nil && r.Effort != "" {
+		if r.Effort == "xhigh" {
+			return "high"
+		}
+		return r.Effort
+	}
 	raw := req.Anthropic.Field("output_config")
 	if raw == nil {
 		return ""
