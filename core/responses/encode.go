@@ -12,7 +12,7 @@ import (
 type Object struct {
 	ID          string // resp_...
 	CreatedAt   int64
-	CompletedAt int64 // 0 until it completed
+	CompletedAt int64  // 0 until it completed
 	Model       string // the gateway model
 	Store       bool   // whether the gateway keeps it
 	// Request is the decoded request, whose settings the object repeats.

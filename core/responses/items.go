@@ -22,11 +22,11 @@ const (
 type itemKind uint8
 
 const (
-	itemMessage itemKind = iota
-	itemCall             // function_call: one tool_use part
-	itemOutput           // function_call_output: one tool_result part
-	itemReasoning        // reasoning: a thinking part when the gateway made it, else none
-	itemOther            // an item only OpenAI's Responses API models
+	itemMessage   itemKind = iota
+	itemCall               // function_call: one tool_use part
+	itemOutput             // function_call_output: one tool_result part
+	itemReasoning          // reasoning: a thinking part when the gateway made it, else none
+	itemOther              // an item only OpenAI's Responses API models
 )
 
 // item is one input item decoded.

@@ -46,7 +46,7 @@ type StreamEncoder struct {
 	textPart, refusalPart int
 	parts                 int
 	usage                 llm.Usage
-	stop  llm.StopReason
+	stop                  llm.StopReason
 }
 
 // NewStreamEncoder prepares the events of the response o describes.
