@@ -56,6 +56,7 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, lim
 	d.req = rq
 	d.obj = responses.Object{ID: responses.NewID("resp"), CreatedAt: rc.created(), Model: req.Model,
 		Store: rq.Store && d.g.responses != nil, Request: rq}
+	req.Responses.Store = d.obj.Store
 	return req, nil
 }
 

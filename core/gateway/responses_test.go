@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/responsestore"
 )
 
@@ -52,50 +53,12 @@ func items(in ...responses.ResponseInputItemUnionParam) responses.ResponseNewPar
 	return responses.ResponseNewParamsInputUnion{OfInputItemList: in}
 }
 
-// comparable is a response object without what differs between two answers to the same
-// request: ids and times.
-func comparable(t *testing.T, raw string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(raw), &m); err != nil {
-		t.Fatalf("response is not JSON: %v\n%s", err, raw)
-	}
-	delete(m, "id")
-	delete(m, "created_at")
-	delete(m, "completed_at")
-	out, _ := m["output"].([]any)
-	for _, it := range out {
-		delete(it.(map[string]any), "id")
-	}
-	return m
-}
+func comparable(t *testing.T, raw string) map[string]any { return gatewaytest.ComparableResponse(t, raw) }
 
-// streamed runs a streaming request, checking what every stream must hold: sequence numbers
-// from 0 without gaps, no [DONE], each event's type. It returns the event types and the
-// terminal event's response.
 func streamed(t *testing.T, c oai.Client, params responses.ResponseNewParams) ([]string, responses.Response, string) {
 	t.Helper()
-	stream := c.Responses.NewStreaming(context.Background(), params)
-	var types []string
-	var final responses.Response
-	var text strings.Builder
-	for stream.Next() {
-		ev := stream.Current()
-		if int(ev.SequenceNumber) != len(types) {
-			t.Errorf("event %d (%s) has sequence_number %d", len(types), ev.Type, ev.SequenceNumber)
-		}
-		types = append(types, ev.Type)
-		switch ev.Type {
-		case "response.output_text.delta":
-			text.WriteString(ev.Delta)
-		case "response.completed", "response.incomplete", "response.failed":
-			final = ev.Response
-		}
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatalf("stream: %v (events %v)", err, types)
-	}
-	return types, final, text.String()
+	s := gatewaytest.StreamResponse(t, c, params)
+	return s.Types, s.Final, s.Text
 }
 
 // TestResponsesDoorWithTheOpenAISDK drives /v1/responses with openai-go: a whole answer, the

@@ -148,6 +148,9 @@ type Responses struct {
 	// Input is the conversation as Responses input items, verbatim: a continued response's
 	// items first (previous_response_id), then the request's own.
 	Input json.RawMessage
+	// Store is whether the gateway keeps the response; a native upstream is asked to keep it
+	// too, so that a continued conversation may refer to its items (reasoning) by id.
+	Store bool
 	// Effort is reasoning.effort (minimal, low, medium, high, xhigh; "none" is not kept, as
 	// every route honours it by not reasoning on purpose). A route that cannot set how hard
 	// its model reasons refuses it.

@@ -8,8 +8,13 @@ import (
 	"github.com/fngate/fngate/core/providers"
 )
 
-// Check refuses what this kind cannot honour; the body writer trusts it.
+// Check refuses what this kind cannot honour; the body writer trusts it. A Responses request
+// on the openai kind goes to OpenAI's own Responses API, which honours all of it (and itself
+// refuses what it refuses, as the client's 400).
 func (p *Provider) Check(req *llm.Request, _ providers.Target) *llm.Error {
+	if p.native(req) {
+		return nil
+	}
 	return p.profile.check(req)
 }
 
