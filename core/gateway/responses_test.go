@@ -53,7 +53,9 @@ func items(in ...responses.ResponseInputItemUnionParam) responses.ResponseNewPar
 	return responses.ResponseNewParamsInputUnion{OfInputItemList: in}
 }
 
-func comparable(t *testing.T, raw string) map[string]any { return gatewaytest.ComparableResponse(t, raw) }
+func comparable(t *testing.T, raw string) map[string]any {
+	return gatewaytest.ComparableResponse(t, raw)
+}
 
 func streamed(t *testing.T, c oai.Client, params responses.ResponseNewParams) ([]string, responses.Response, string) {
 	t.Helper()
