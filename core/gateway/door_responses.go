@@ -170,7 +170,7 @@ func (e *responsesEncoder) start(b []byte, _ *llm.Delta) []byte { return e.enc.S
 func (e *responsesEncoder) delta(b []byte, d *llm.Delta) []byte { return e.enc.Delta(b, d) }
 
 func (e *responsesEncoder) end(b []byte, u *llm.Usage) []byte {
-	b = e.enc.End(b, u, e.rc.created())
+	b = e.enc.End(b, u.WithTotal(), e.rc.created())
 	if e.door.obj.Store && e.enc.Final() != nil {
 		e.door.keep(e.rc, e.enc.Final())
 	}

@@ -136,7 +136,7 @@ func appendObject(b []byte, o *Object, st Status, items []*output, u *llm.Usage)
 	b = append(b, `,"status":`...)
 	b = openai.AppendString(b, st.Status)
 	b = append(b, `,"background":false,"completed_at":`...)
-	if o.CompletedAt > 0 {
+	if o.CompletedAt > 0 && st.Status == "completed" { // only a completed response has completed
 		b = strconv.AppendInt(b, o.CompletedAt, 10)
 	} else {
 		b = append(b, "null"...)

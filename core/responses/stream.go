@@ -232,9 +232,6 @@ func (e *StreamEncoder) response(b []byte, st Status, u *llm.Usage) []byte {
 
 func (e *StreamEncoder) object(b []byte, st Status, u *llm.Usage) []byte {
 	o := e.obj
-	if st.Status != "completed" {
-		o.CompletedAt = 0
-	}
 	if u == nil {
 		u = &llm.Usage{}
 	}
