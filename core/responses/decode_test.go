@@ -1,22 +1,23 @@
-package responses
+package responses_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/responses"
 )
 
 // decodeAll decodes a body and builds its conversation without a continued response.
-func decodeAll(t *testing.T, body []byte) (*Request, *llm.Error) {
+func decodeAll(t *testing.T, body []byte) (*responses.Request, *llm.Error) {
 	t.Helper()
-	r, e := Decode(body, Limits{})
+	r, e := responses.Decode(body, responses.Limits{})
 	if e != nil {
 		return nil, e
 	}
@@ -28,7 +29,7 @@ func decodeAll(t *testing.T, body []byte) (*Request, *llm.Error) {
 
 // view is what a golden file shows of a decoded request: the gateway's request and the
 // door's own fields, zero values left out so each file shows what the case sets.
-func view(t *testing.T, r *Request) []byte {
+func view(t *testing.T, r *responses.Request) []byte {
 	t.Helper()
 	req := *r.LLM
 	rs := *req.Responses
@@ -207,7 +208,7 @@ func TestDecodeRefuses(t *testing.T) {
 // A continued response's items come first, and a function call it ended with is answered by
 // the request's own output.
 func TestContinueJoinsTheHistory(t *testing.T) {
-	r, e := Decode([]byte(`{"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), Limits{})
+	r, e := responses.Decode([]byte(`{"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), responses.Limits{})
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -226,73 +227,18 @@ func TestContinueJoinsTheHistory(t *testing.T) {
 		t.Errorf("own items %d, want 1 (the store keeps the history apart)", len(r.Items))
 	}
 	// Without the history, the output answers nothing.
-	r, _ = Decode([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), Limits{})
+	r, _ = responses.Decode([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), responses.Limits{})
 	if e := r.Continue(nil); e == nil || e.Param != "input[0].call_id" {
 		t.Errorf("an orphan output: %v", e)
 	}
-}
-
-// sharedDir finds ../shared beside the module root, or skips: a user's clone has none.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(filepath.Dir(dir), "shared")
-	if _, err := os.Stat(filepath.Join(shared, "captures")); err != nil {
-		t.Skip("../shared/captures is not beside the module: recorded client traffic is not replayed")
-	}
-	return shared
-}
-
-// CodexRecording is one request Codex CLI made in ../shared/captures/agent-clients.
-type codexRecording struct {
-	File, Method, URL string
-	Line              int
-	Body              json.RawMessage
-}
-
-func codexRecordings(t *testing.T) []codexRecording {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(sharedDir(t), "captures", "agent-clients", "codex-*.jsonl"))
-	if len(files) == 0 {
-		t.Fatal("no Codex recordings")
-	}
-	var out []codexRecording
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 16<<20)
-		for line := 1; sc.Scan(); line++ {
-			var r codexRecording
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-				t.Fatalf("%s:%d: %v", f, line, err)
-			}
-			r.File, r.Line = filepath.Base(f), line
-			out = append(out, r)
-		}
-		fh.Close()
-	}
-	return out
 }
 
 // TestDecodeAcceptsEverythingCodexSends replays every request of the Codex recordings: each
 // is accepted, and only the two default hosted tools (the multi_agent_v1 namespace and
 // web_search, which Codex sends unless its config turns them off) are the native route's.
 func TestDecodeAcceptsEverythingCodexSends(t *testing.T) {
-	for _, rec := range codexRecordings(t) {
-		name := rec.File + ":" + string(rune('0'+rec.Line))
+	for _, rec := range gatewaytest.AgentRecordings(t, "codex-*.jsonl") {
+		name := rec.File + ":" + strconv.Itoa(rec.Line)
 		if rec.Method != http.MethodPost || rec.URL != "/v1/responses" {
 			t.Errorf("%s: %s %s, want only POST /v1/responses", name, rec.Method, rec.URL)
 			continue

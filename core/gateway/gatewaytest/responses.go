@@ -3,6 +3,8 @@ package gatewaytest
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,4 +65,58 @@ func ComparableResponse(t testing.TB, raw string) map[string]any {
 		}
 	}
 	return m
+}
+
+// Recorded is one request an agent client made, as ../shared/captures/agent-clients records
+// it.
+type Recorded struct {
+	File    string // the recording's file name
+	Line    int
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+}
+
+// AgentRecordings reads the requests of the recordings matching glob (codex-*.jsonl) in
+// ../shared/captures/agent-clients beside the module root; the test skips when the clone has
+// none (the recordings are kept beside the repository, not in it) and fails when the glob
+// matches nothing.
+func AgentRecordings(t testing.TB, glob string) []Recorded {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	captures := filepath.Join(filepath.Dir(dir), "shared", "captures", "agent-clients")
+	if _, err := os.Stat(captures); err != nil {
+		t.Skip("../shared/captures/agent-clients is not beside the module: recorded client traffic is not replayed")
+	}
+	files, _ := filepath.Glob(filepath.Join(captures, glob))
+	if len(files) == 0 {
+		t.Fatalf("no recordings match %s in %s", glob, captures)
+	}
+	var out []Recorded
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var r Recorded
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%s:%d: %v", f, i+1, err)
+			}
+			r.File, r.Line = filepath.Base(f), i+1
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,5 +238,51 @@ func TestNativeResponsesUpstreamRefusal(t *testing.T) {
 	var e *oai.Error
 	if !errors.As(err, &e) || e.StatusCode != 400 || e.Param != "reasoning.effort" || e.Code != "upstream_bad_request" {
 		t.Errorf("got %v", err)
+	}
+}
+
+// Every request of the Codex recordings, through the gateway: OpenAI itself serves them all
+// (the default hosted tools included, sent on as Codex wrote them); vLLM serves those made
+// with Codex's default tools off, and refuses the others before any request, naming the
+// namespace tool (README: web_search = "disabled" and agents.enabled = false).
+func TestCodexRecordingsThroughTheGateway(t *testing.T) {
+	h := newResponsesHarness(t, nil)
+	h.fake.Default = openaifake.Reply{Text: "PONG", PromptTokens: 5, CompletionTokens: 1}
+	for _, rec := range gatewaytest.AgentRecordings(t, "codex-*.jsonl") {
+		name := rec.File + ":" + strconv.Itoa(rec.Line)
+		defaultTools := strings.Contains(rec.File, "default-tools") || strings.Contains(rec.File, "not-hardened")
+		for _, model := range []string{"gw/native", "gw/vllm"} {
+			var body map[string]any
+			if err := json.Unmarshal(rec.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			body["model"] = model
+			raw, _ := json.Marshal(body)
+			header := []string{"Accept", "text/event-stream"}
+			for k, v := range rec.Headers {
+				switch strings.ToLower(k) {
+				case "x-codex-turn-metadata", "session-id", "thread-id", "originator", "x-client-request-id":
+					header = append(header, k, v)
+				}
+			}
+			n := len(h.fake.Requests())
+			r := h.srv.Do(t, "POST", "/v1/responses", string(raw), header...)
+			refused := model == "gw/vllm" && defaultTools
+			switch {
+			case refused:
+				e := r.ErrorObject(t)
+				if r.Status != 400 || e["param"] != "tools[4]" || !strings.Contains(e["message"].(string), "multi_agent_v1") || len(h.fake.Requests()) != n {
+					t.Errorf("%s on %s: %d %s", name, model, r.Status, r.Body)
+				}
+			case r.Status != 200 || !strings.Contains(string(r.Body), "event: response.completed") || strings.Contains(string(r.Body), "[DONE]"):
+				t.Errorf("%s on %s: %d %s", name, model, r.Status, r.Body)
+			case model == "gw/native":
+				up := h.last(t)
+				tools, _ := up.Body["tools"].([]any)
+				if len(tools) != len(body["tools"].([]any)) || up.Body["client_metadata"] == nil || up.Body["prompt_cache_key"] == nil {
+					t.Errorf("%s: OpenAI did not get Codex's request as sent: %s", name, up.Raw)
+				}
+			}
+		}
 	}
 }
