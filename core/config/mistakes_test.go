@@ -195,6 +195,10 @@ connections:
     kind: openai
     api_key: "gcp-sm://projects/p/secrets/s/versions/" # <-
 ` + model, "connections.up.api_key", "malformed version"},
+		{"a response store that does not exist", `
+responses:
+  store: redis # <-
+` + upstream + model, "responses.store", "must be memory, file, dynamodb or firestore"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := markedLine(t, tc.yaml)
