@@ -34,6 +34,7 @@ import (
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/responses"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
@@ -360,6 +361,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, e *llm.Error) { writeBar
 func AppendErrorEvent(b []byte, r *http.Request, e *llm.Error) []byte {
 	if anthropicClient(r) {
 		return messages.AppendErrorEvent(b, e, "")
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/responses") {
+		return responses.AppendErrorEvent(b, e)
 	}
 	return openai.AppendErrorEvent(b, e)
 }

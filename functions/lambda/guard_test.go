@@ -19,12 +19,17 @@ import (
 // binary.
 func serveWrapped(t *testing.T, h http.HandlerFunc, timeout time.Duration) (int, map[string]string, string) {
 	t.Helper()
+	return serveWrappedPath(t, "/v1/chat/completions", h, timeout)
+}
+
+func serveWrappedPath(t *testing.T, path string, h http.HandlerFunc, timeout time.Duration) (int, map[string]string, string) {
+	t.Helper()
 	var logs bytes.Buffer
 	g := &guard{next: h, log: slog.New(slog.NewJSONHandler(&logs, nil)), margin: 200 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	resp, err := lambdaurl.Wrap(g)(ctx, &events.LambdaFunctionURLRequest{
-		RawPath: "/v1/chat/completions",
+		RawPath: path,
 		RequestContext: events.LambdaFunctionURLRequestContext{DomainName: "x.lambda-url.us-east-1.on.aws",
 			HTTP: events.LambdaFunctionURLRequestContextHTTPDescription{Method: "POST"}},
 	})
@@ -115,5 +120,24 @@ func TestGuardLeavesFinishedStreamsAlone(t *testing.T) {
 		if body != last {
 			t.Errorf("a stream that already ended with %q got more: %q", last, body)
 		}
+	}
+}
+
+// A Responses stream ends at its terminal event, which the guard leaves alone; one the time
+// limit cuts ends with the Responses door's error event, and no response.completed.
+func TestGuardResponsesStreams(t *testing.T) {
+	for _, last := range []string{
+		"event: response.output_item.done\ndata: {}\n\nevent: response.completed\ndata: {}\n\n",
+		"event: response.incomplete\ndata: {}\n\n",
+		"event: error\ndata: {}\n\nevent: response.failed\ndata: {}\n\n",
+	} {
+		_, _, body := serveWrappedPath(t, "/v1/responses", waitForCancel(true, last), time.Second)
+		if body != last {
+			t.Errorf("a stream that already ended with %q got more: %q", last, body)
+		}
+	}
+	_, _, body := serveWrappedPath(t, "/v1/responses", waitForCancel(true, "event: response.output_text.delta\ndata: {}\n\n"), time.Second)
+	if !strings.HasSuffix(body, "event: error\ndata: {\"type\":\"error\",\"code\":\"function_timeout\",\"message\":\"the gateway function reached its time limit before the answer was complete\",\"param\":null}\n\n") {
+		t.Errorf("a cut Responses stream ends %q", body)
 	}
 }
