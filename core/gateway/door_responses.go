@@ -36,6 +36,9 @@ type responsesDoor struct {
 
 func (*responsesDoor) endpoint() string { return "responses" }
 
+// ceilingAsMaximum: Codex, the door's main client, sends no max_output_tokens.
+func (*responsesDoor) ceilingAsMaximum() {}
+
 func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, lim limits) (*llm.Request, *llm.Error) {
 	rq, e := responses.Decode(body, responses.Limits{MaxItems: lim.maxMessages, MaxTools: lim.maxTools})
 	if e != nil {

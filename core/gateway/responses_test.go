@@ -31,6 +31,13 @@ models:
   mock-failover:
     routes: [{connection: mock, model: "error:503"}, {connection: mock, model: echo}]
   mock-cut: {routes: [{connection: mock, model: "cut:3"}]}
+  mock-priced:
+    price: {input_per_mtok: 1, output_per_mtok: 2}
+    max_output_tokens: 20
+    routes: [{connection: mock, model: lorem}]
+  mock-priced-unbounded:
+    price: {input_per_mtok: 1, output_per_mtok: 2}
+    routes: [{connection: mock, model: lorem}]
 `
 
 const (
@@ -375,5 +382,28 @@ func TestResponsesEndpoints(t *testing.T) {
 	r := g.Do(t, http.MethodGet, "/v1/responses/resp_x?stream=true", "", "Authorization", "Bearer "+responsesKey)
 	if e := r.ErrorObject(t); r.Status != 400 || e["param"] != "stream" {
 		t.Errorf("GET ?stream=true: %d %s", r.Status, r.Body)
+	}
+}
+
+// A priced model needs an output maximum. Codex never sends max_output_tokens, so on this
+// door the model's max_output_tokens ceiling stands in for it (and bounds the answer); a
+// priced model without a ceiling refuses, saying both ways out.
+func TestResponsesPricedModelsTakeTheCeilingAsTheMaximum(t *testing.T) {
+	g := newGateway(t, responsesConfig)
+	c := responsesClient(g)
+	resp, err := c.Responses.New(context.Background(), responses.ResponseNewParams{Model: "mock-priced", Input: text("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != responses.ResponseStatusIncomplete || len(strings.Fields(resp.OutputText())) != 20 {
+		t.Errorf("response %s", resp.RawJSON())
+	}
+	_, err = c.Responses.New(context.Background(), responses.ResponseNewParams{Model: "mock-priced-unbounded", Input: text("go")})
+	if e := apiError(t, err); e.StatusCode != 400 || e.Param != "max_output_tokens" || !strings.Contains(e.Message, "ceiling") {
+		t.Errorf("a priced model without a ceiling: %v", err)
+	}
+	r := g.Chat(t, `{"model":"mock-priced","messages":[{"role":"user","content":"go"}]}`, "Authorization", "Bearer "+responsesKey)
+	if e := r.ErrorObject(t); r.Status != 400 || e["param"] != "max_completion_tokens" {
+		t.Errorf("the chat door keeps its rule: %d %s", r.Status, r.Body)
 	}
 }

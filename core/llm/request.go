@@ -143,7 +143,8 @@ func (a *Anthropic) Field(name string) json.RawMessage {
 // API itself (OpenAI's own, the openai kind), beside the llm fields every route reads.
 type Responses struct {
 	// Fields are the request's top-level fields kept verbatim, in the order sent, but model,
-	// input, stream, store and previous_response_id, which are the gateway's to write.
+	// input, stream, store, previous_response_id and max_output_tokens (Request.MaxTokens),
+	// which are the gateway's to write.
 	Fields []RawField
 	// Input is the conversation as Responses input items, verbatim: a continued response's
 	// items first (previous_response_id), then the request's own.

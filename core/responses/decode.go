@@ -35,7 +35,8 @@ var nativeOnly = map[string]string{
 
 // gatewayOwned are the fields the gateway writes itself on the native route, so they are not
 // kept among the raw fields.
-var gatewayOwned = map[string]bool{"model": true, "input": true, "stream": true, "store": true, "previous_response_id": true}
+var gatewayOwned = map[string]bool{"model": true, "input": true, "stream": true, "store": true, "previous_response_id": true,
+	"max_output_tokens": true}
 
 // Decode decodes and validates a POST /v1/responses body. What OpenAI would refuse is refused
 // the same way (400 invalid_request_error naming the field); what OpenAI accepts is accepted,

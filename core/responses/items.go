@@ -550,7 +550,14 @@ func conversation(items []item) ([]llm.Message, *llm.Error) {
 			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Parts: append([]llm.Part(nil), it.parts...)})
 			last = assistant
 		default:
-			msgs = append(msgs, llm.Message{Role: it.role, Parts: it.parts})
+			role := it.role
+			if role == llm.RoleDeveloper {
+				// OpenAI's name for instructions since its reasoning models: every translated
+				// backend takes them as system instructions (Bedrock's Converse has no other
+				// word for them); the native route has the item as sent.
+				role = llm.RoleSystem
+			}
+			msgs = append(msgs, llm.Message{Role: role, Parts: it.parts})
 			last = none
 		}
 	}

@@ -20,7 +20,8 @@
 //
 // What each translated route does with a field (the README's table says the same):
 //
-//	instructions, system/developer messages  the up-front instructions (later ones are hoisted)
+//	instructions, system/developer messages  the up-front instructions, developer ones as system
+//	                                         (later ones are hoisted)
 //	text, images, function tools, results    translated
 //	strict                                   honoured where the backend enforces schemas, else refused;
 //	                                         absent is read as not asking (OpenAI defaults it on)

@@ -14,7 +14,8 @@ import (
 
 // The Responses door's requests reach OpenAI itself (the openai kind) on its own Responses
 // API, POST {base_url}/responses: the client's fields as it sent them (llm.Responses.Fields,
-// hosted tools and all), the model as the route names it, the conversation as input items
+// hosted tools and all), the model as the route names it, the output maximum the gateway
+// checked (the client's, or the model's ceiling), the conversation as input items
 // (a continued response's first: the gateway, not OpenAI, keeps the chain, so
 // previous_response_id is never sent), stream as asked and store as the gateway does. The
 // answer and each event come back verbatim (llm.Answer.Raw, llm.Delta.Raw) beside the
@@ -45,6 +46,10 @@ func responsesBody(req *llm.Request, model string, stream bool) []byte {
 		b = openai.AppendString(b, f.Name)
 		b = append(b, ':')
 		b = append(b, f.Value...)
+	}
+	if req.MaxTokens != nil {
+		b = append(b, `,"max_output_tokens":`...)
+		b = strconv.AppendInt(b, int64(*req.MaxTokens), 10)
 	}
 	b = append(b, `,"store":`...)
 	b = strconv.AppendBool(b, rs.Store)
