@@ -267,3 +267,21 @@ func TestDecodeAcceptsEverythingCodexSends(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeCodexRequest decodes Codex's first request of a session (30 KB: its
+// instructions and seven function tools), as every turn resends them.
+func BenchmarkDecodeCodexRequest(b *testing.B) {
+	recs := gatewaytest.AgentRecordings(b, "codex-exec.jsonl")
+	body := []byte(recs[0].Body)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, e := responses.Decode(body, responses.Limits{})
+		if e == nil {
+			e = r.Continue(nil)
+		}
+		if e != nil {
+			b.Fatal(e)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fngate/fngate/core/jsonx"
 	"github.com/fngate/fngate/core/llm"
@@ -102,6 +103,12 @@ func isNull(v []byte) bool { return jsonx.KindOf(v) == jsonx.Null }
 func str(param string, v []byte) (string, error) {
 	if jsonx.KindOf(v) != jsonx.String {
 		return "", invalidType(param, "a string", v)
+	}
+	// The body is valid JSON: a string without escapes whose bytes are UTF-8 is its own value
+	// (encoding/json would turn invalid UTF-8 into U+FFFD), and most strings are that.
+	v = bytes.TrimSpace(v)
+	if in := v[1 : len(v)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in), nil
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
