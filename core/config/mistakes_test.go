@@ -208,6 +208,10 @@ request_profile_ignore:
   - messages.name
   - response_format # <-
 ` + model, "request_profile_ignore[1]", `only "messages.name" can be ignored`},
+		{"a response store that does not exist", `
+responses:
+  store: redis # <-
+` + upstream + model, "responses.store", "must be memory, file, dynamodb or firestore"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := markedLine(t, tc.yaml)

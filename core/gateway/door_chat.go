@@ -14,7 +14,7 @@ type chatDoor struct {
 
 func (*chatDoor) endpoint() string { return "chat" }
 
-func (d *chatDoor) decode(_ *http.Request, body []byte, in decoding) (*llm.Request, *llm.Error) {
+func (d *chatDoor) decode(_ *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	req, includeUsage, e := openai.DecodeChatProfile(body, openai.Limits{MaxMessages: in.maxMessages, MaxTools: in.maxTools}, in.profile)
 	if e != nil {
 		return nil, e
@@ -44,7 +44,7 @@ type completionsDoor struct {
 
 func (*completionsDoor) endpoint() string { return "completions" }
 
-func (d *completionsDoor) decode(_ *http.Request, body []byte, in decoding) (*llm.Request, *llm.Error) {
+func (d *completionsDoor) decode(_ *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	req, includeUsage, e := openai.DecodeCompletionProfile(body, in.profile)
 	if e != nil {
 		return nil, e

@@ -48,7 +48,7 @@ func CheckNames(req *llm.Request, provider string) *llm.Error {
 // CheckResponseFormat refuses structured output on a route that cannot give it.
 func CheckResponseFormat(req *llm.Request, provider string) *llm.Error {
 	if req.ResponseFormat.JSON() {
-		return llm.Unsupported("response_format", provider+" cannot be held to a JSON response_format")
+		return llm.Unsupported(req.ResponseFormat.ParamName(), provider+" cannot be held to a JSON response_format")
 	}
 	return nil
 }

@@ -63,6 +63,9 @@ func Check(req *llm.Request, m Model) *llm.Error {
 	if m.OneSampler && req.Temperature != nil && req.TopP != nil && !defaultTopP(req) {
 		return llm.Unsupported("top_p", "this Claude model takes temperature or top_p, not both: send one")
 	}
+	if oe := providers.RefuseResponses(req, "Anthropic", false); oe != nil {
+		return oe
+	}
 	if req.Temperature != nil && *req.Temperature > 1 {
 		return llm.Unsupported("temperature", "temperature "+strconv.FormatFloat(*req.Temperature, 'g', -1, 64)+
 			" is above 1, the most Anthropic accepts (its range is 0 to 1)")

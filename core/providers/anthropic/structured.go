@@ -71,7 +71,7 @@ func checkStructured(req *llm.Request, m Model) *llm.Error {
 		return nil
 	}
 	if req.Anthropic.Field("output_config") != nil {
-		return llm.Unsupported("response_format", "response_format cannot be combined with output_config: give the format in one place")
+		return llm.Unsupported(req.ResponseFormat.ParamName(), "response_format cannot be combined with output_config: give the format in one place")
 	}
 	if respondTool(req, m) == "" {
 		return nil
@@ -80,7 +80,7 @@ func checkStructured(req *llm.Request, m Model) *llm.Error {
 		return llm.Unsupported("response_format.json_schema.strict", "this Claude route has no native structured output, and the forced tool that carries the answer does not enforce the schema: remove strict or pick a model with structured outputs (Claude 4.5 and later on Anthropic or Bedrock)")
 	}
 	if th := req.Thinking; th != nil && th.Type != llm.ThinkingDisabled {
-		return llm.Unsupported("response_format", "this Claude route gives a JSON response_format through a forced tool, which Anthropic does not allow with thinking")
+		return llm.Unsupported(req.ResponseFormat.ParamName(), "this Claude route gives a JSON response_format through a forced tool, which Anthropic does not allow with thinking")
 	}
 	if f.Type == llm.FormatJSONSchema {
 		if typ, ok := schemaType(f.Schema); ok && typ != "object" {

@@ -52,7 +52,7 @@ func formatOf(req *llm.Request, model string) converseFormat {
 func checkFormat(req *llm.Request, model string) *llm.Error {
 	switch formatOf(req, model) {
 	case formatRefused:
-		return llm.Unsupported("response_format", "Amazon Bedrock's Converse cannot hold this model to a JSON response_format (structured output and forced tools are for Claude, Nova and Mistral models)")
+		return llm.Unsupported(req.ResponseFormat.ParamName(), "Amazon Bedrock's Converse cannot hold this model to a JSON response_format (structured output and forced tools are for Claude, Nova and Mistral models)")
 	case formatTool:
 		if providers.AnswerTool(req) == "" {
 			return nil

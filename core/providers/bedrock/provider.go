@@ -183,6 +183,9 @@ func (p *Provider) Name() string { return displayName }
 // InvokeModel the Messages API's own (anthropic.Check), whose body carries every Claude
 // feature. A route whose api names no Bedrock API is refused as misconfigured.
 func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
+	if oe := providers.RefuseResponses(req, "Amazon Bedrock", false); oe != nil {
+		return oe
+	}
 	a, ok := apiOf(t)
 	switch {
 	case !ok:

@@ -80,12 +80,14 @@ func (p *Provider) CheckRoute(t providers.Target) error {
 // Check refuses route models it does not know, for gateways that skipped CheckRoute. The
 // mock stands in for every backend, so it takes every request the doors accept (completions
 // too) and ignores the settings it has no use for (sampling, seed, penalties, participant
-// names, thinking, Anthropic's extras).
-func (p *Provider) Check(_ *llm.Request, t providers.Target) *llm.Error {
+// names, thinking, reasoning effort, Anthropic's extras). What only OpenAI's own Responses API
+// can run (its hosted tools, items and settings no other backend has) it refuses as every
+// other translated route does, so a test against the mock shows what such routes will answer.
+func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	if _, _, err := parseBehaviour(t.Model); err != nil {
 		return llm.BadRequest("model", err.Error())
 	}
-	return nil
+	return providers.RefuseResponses(req, "Mock", true)
 }
 
 func parseBehaviour(model string) (name string, n int, err error) {

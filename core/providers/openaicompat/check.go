@@ -8,8 +8,13 @@ import (
 	"github.com/fngate/fngate/core/providers"
 )
 
-// Check refuses what this kind cannot honour; the body writer trusts it.
+// Check refuses what this kind cannot honour; the body writer trusts it. A Responses request
+// on the openai kind goes to OpenAI's own Responses API, which honours all of it (and itself
+// refuses what it refuses, as the client's 400).
 func (p *Provider) Check(req *llm.Request, _ providers.Target) *llm.Error {
+	if p.native(req) {
+		return nil
+	}
 	return p.profile.check(req)
 }
 
@@ -26,6 +31,9 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 		return oe
 	}
 	if oe := p.checkExtended(req); oe != nil {
+		return oe
+	}
+	if oe := providers.RefuseResponses(req, p.name, p.reasoningEffort); oe != nil {
 		return oe
 	}
 	if req.TopK != nil && !p.topK {
@@ -174,9 +182,16 @@ func checkPart(p *llm.Part, path, provider string) *llm.Error {
 	return nil
 }
 
-// Effort is the reasoning effort a request asks for (Anthropic's output_config.effort), as
-// OpenAI's reasoning_effort: low, medium or high; Anthropic's max reads as high.
+// Effort is the reasoning effort a request asks for (the Responses door's reasoning.effort,
+// Anthropic's output_config.effort), as OpenAI's reasoning_effort: minimal, low, medium or
+// high; Anthropic's max and OpenAI's xhigh read as high.
 func Effort(req *llm.Request) string {
+	if r := req.Responses; r != nil && r.Effort != "" {
+		if r.Effort == "xhigh" {
+			return "high"
+		}
+		return r.Effort
+	}
 	raw := req.Anthropic.Field("output_config")
 	if raw == nil {
 		return ""

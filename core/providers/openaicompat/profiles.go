@@ -1,6 +1,13 @@
 // Package openaicompat serves every provider that speaks OpenAI's Chat Completions wire:
 // OpenAI itself, OpenRouter, vLLM, SGLang, Ollama and any OpenAI-compatible server. One
 // implementation, one profile per kind saying where the servers differ.
+//
+//	chat.go, body.go, stream.go, wireparse.go  Chat Completions: the request, answer and chunks
+//	completions.go                              the legacy Completions
+//	check.go                                    what each kind refuses
+//	responses.go                                the Responses door on OpenAI itself: its own
+//	                                            Responses API, answers and events passed through
+//	profiles.go, export.go                      the kinds; what Vertex AI's partner models reuse
 package openaicompat
 
 import (

@@ -49,7 +49,7 @@ func checkGemini(req *llm.Request, model string) *llm.Error {
 	}
 	if f := req.ResponseFormat; f.JSON() && f.Type == llm.FormatJSONSchema {
 		if !jsonSchemaOutput(model) {
-			return llm.Unsupported("response_format", modelName(model)+" takes no JSON Schema for its answer (responseJsonSchema is Gemini 2.5's and later's): use json_object or a newer model")
+			return llm.Unsupported(req.ResponseFormat.ParamName(), modelName(model)+" takes no JSON Schema for its answer (responseJsonSchema is Gemini 2.5's and later's): use json_object or a newer model")
 		}
 		if _, err := decodeJSON(f.Schema); err != nil {
 			return llm.BadRequest("response_format.json_schema.schema", "response_format.json_schema.schema "+err.Error())

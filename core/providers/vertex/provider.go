@@ -196,6 +196,9 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	if !ok {
 		return badAPI(t)
 	}
+	if oe := providers.RefuseResponses(req, Name, false); oe != nil {
+		return oe
+	}
 	if req.Op == llm.OpCompletion {
 		if fam != Gemini {
 			return llm.UnsupportedEndpoint(req.Model, Name)
