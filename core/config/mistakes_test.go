@@ -195,6 +195,23 @@ connections:
     kind: openai
     api_key: "gcp-sm://projects/p/secrets/s/versions/" # <-
 ` + model, "connections.up.api_key", "malformed version"},
+		{"an unknown request profile", `
+request_profile: lenient # <-
+` + model, "request_profile", "must be strict or extended"},
+		{"a key's unknown request profile", `
+keys:
+  - {name: a, value: k-123, request_profile: Extended} # <-
+` + model, "keys[0].request_profile", "must be strict or extended"},
+		{"ignoring something that cannot be ignored", `
+request_profile: extended
+request_profile_ignore:
+  - messages.name
+  - response_format # <-
+` + model, "request_profile_ignore[1]", `only "messages.name" can be ignored`},
+		{"a response store that does not exist", `
+responses:
+  store: redis # <-
+` + upstream + model, "responses.store", "must be memory, file, dynamodb or firestore"},
 		{"a negative rate limit", `
 keys:
   - name: a

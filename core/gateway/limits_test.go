@@ -83,6 +83,7 @@ var doorCalls = []doorCall{
 	{"chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"one two three"}]}`, nil, false},
 	{"completions", "/v1/completions", `{"model":"m","prompt":"one two three"}`, nil, false},
 	{"messages", "/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"one two three"}]}`, []string{"Anthropic-Version", "2023-06-01"}, true},
+	{"responses", "/v1/responses", `{"model":"m","input":"one two three"}`, nil, false},
 }
 
 func (c doorCall) do(t *testing.T, g *testGateway) *gatewaytest.Response {
@@ -106,7 +107,7 @@ func (c doorCall) errorCode(t *testing.T, r *gatewaytest.Response) string {
 
 // TestRateLimitOnEveryDoor: a key with 2 requests a minute gets them, each answer carrying
 // OpenAI's x-ratelimit-* headers, and then a 429 with Retry-After at the minute's end, in the
-// door's own error shape, on chat, completions and messages alike.
+// door's own error shape, on chat, completions, messages and responses alike.
 func TestRateLimitOnEveryDoor(t *testing.T) {
 	for _, c := range doorCalls {
 		t.Run(c.door, func(t *testing.T) {
@@ -181,11 +182,8 @@ func TestBudgetExceededOnEveryDoor(t *testing.T) {
 		t.Run(c.door, func(t *testing.T) {
 			store := newSettling(counters.NewMemory())
 			g := newGateway(t, pricedLimits, limited(store))
-			if c.door == "chat" || c.door == "completions" {
-				c.body = strings.Replace(c.body, `"model":"m"`, `"model":"m","max_completion_tokens":20`, 1)
-				if c.door == "completions" {
-					c.body = strings.Replace(c.body, "max_completion_tokens", "max_tokens", 1)
-				}
+			if field := map[string]string{"chat": "max_completion_tokens", "completions": "max_tokens", "responses": "max_output_tokens"}[c.door]; field != "" {
+				c.body = strings.Replace(c.body, `"model":"m"`, `"model":"m","`+field+`":20`, 1)
 			}
 			// Requests are admitted while the day's spend is under $0.01 (the mock answers 3
 			// output tokens, and 3 input ones on the doors with messages: $0.003 to $0.006).
