@@ -1,7 +1,8 @@
 // Package doccheck keeps the snippets in README.md and docs/*.md true: its test compiles and
-// runs every Go snippet, runs every shell snippet against a local server (or, for the
-// self-repair walkthrough, the server it starts itself), parses and runs the Python ones
-// with a stand-in for the openai package, and parses YAML, JSON and HCL. A snippet that
+// runs every Go snippet, runs every shell snippet against a local server (or, when the snippet
+// starts one itself, as the self-repair walkthrough does, on an address of its own), parses
+// and runs the Python ones with a stand-in for the openai package, reads YAML as fngate
+// config (every field it names must exist) and parses JSON, TOML and HCL. A snippet that
 // cannot run offline says so just above its fence, with the reason:
 //
 //	<!-- snippet: skip (needs the SAM CLI and an AWS account) -->

@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/mod/modfile"
 
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/internal/loopback"
 )
 
@@ -80,17 +81,18 @@ func TestSnippets(t *testing.T) {
 				h.checkPython(t, s)
 			case isWalkthrough(s):
 				t.Skip("run by TestReadmeSelfRepairWalkthrough")
+			case isShell(s.Lang) && startsServer(s):
+				expectAll(t, s, h.runShell(t, s.Body, loopback.ForTest(t).Addr()))
 			case isShell(s.Lang):
 				expectAll(t, s, h.runShell(t, s.Body, h.server(t)))
 			case s.Lang == "yaml" || s.Lang == "yml":
-				var v any
-				if err := yaml.Unmarshal([]byte(s.Body), &v); err != nil {
-					t.Fatalf("not YAML: %v", err)
-				}
+				checkConfigYAML(t, s)
 			case s.Lang == "json":
 				if !json.Valid([]byte(s.Body)) {
 					t.Fatalf("not JSON:\n%s", s.Body)
 				}
+			case s.Lang == "toml":
+				checkTOML(t, s)
 			case s.Lang == "hcl" || s.Lang == "terraform":
 				if _, diags := hclsyntax.ParseConfig([]byte(s.Body), s.Name(), hclBegin); diags.HasErrors() {
 					t.Fatalf("not HCL: %v", diags)
@@ -138,6 +140,49 @@ func TestReadmeSelfRepairWalkthrough(t *testing.T) {
 	expectAll(t, *walk, out)
 }
 
+// checkConfigYAML reads a YAML snippet as an fngate config excerpt: every field it names must
+// be one config.Config has, so a field renamed in the code cannot live on in the docs. (The
+// gateway itself allows unknown keys; an excerpt is not validated as a whole config, since
+// it elides what it does not show.)
+func checkConfigYAML(t *testing.T, s Snippet) {
+	dec := yaml.NewDecoder(strings.NewReader(s.Body))
+	dec.KnownFields(true)
+	var c config.Config
+	if err := dec.Decode(&c); err != nil {
+		t.Fatalf("not an fngate config excerpt: %v", err)
+	}
+}
+
+// startsServer: a snippet that starts a local server of its own, which then listens on an
+// address of its own rather than the shared server's.
+func startsServer(s Snippet) bool {
+	return strings.Contains(s.Body, "make run") || strings.Contains(s.Body, "go run ./functions/local")
+}
+
+// checkTOML parses a TOML snippet with Python's tomllib (the standard library since 3.11;
+// the module graph has no TOML parser, and a test is no reason to add one).
+func checkTOML(t *testing.T, s Snippet) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	cmd := exec.Command(py, "-c", `
+import sys
+try:
+    import tomllib
+except ImportError:
+    sys.exit(3)
+tomllib.loads(sys.stdin.read())`)
+	cmd.Stdin = strings.NewReader(s.Body)
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 3 {
+		t.Skip("python3 has no tomllib (Python 3.11 or newer)")
+	}
+	if err != nil {
+		t.Fatalf("not TOML: %v\n%s", err, out)
+	}
+}
+
 func expectAll(t *testing.T, s Snippet, out string) {
 	t.Helper()
 	for _, want := range s.Expect {
@@ -160,6 +205,21 @@ type harness struct {
 	serverOnce sync.Once
 	addr       string
 	serverErr  error
+	serverCmd  *exec.Cmd
+}
+
+// TestMain ends the shared server and removes the binaries once every test has run: a child
+// process is not ended by its parent's exit.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if h.serverCmd != nil {
+		_ = h.serverCmd.Process.Kill()
+		_ = h.serverCmd.Wait()
+	}
+	if h.bin != "" {
+		_ = os.RemoveAll(h.bin)
+	}
+	os.Exit(code)
 }
 
 // binaries builds the local server and the operator tool from this tree.
@@ -205,8 +265,7 @@ func (h *harness) server(t *testing.T) string {
 			h.serverErr = err
 			return
 		}
-		// The process outlives the test binary's subtests; the test binary's exit ends it.
-		go func() { _ = cmd.Wait() }()
+		h.serverCmd = cmd // serves every subtest; TestMain ends it
 		h.serverErr = waitHealthy(h.addr)
 	})
 	if h.serverErr != nil {

@@ -1,6 +1,6 @@
-// Command fngate-remediate is the operator's tool for route state: see what remediation did,
-// undo it, re-enable a route, run the sweep by hand, or feed a gateway's log to the
-// remediation engine.
+// Command fngate-remediate is the operator's tool for route state and key usage: see what
+// remediation did, undo it, re-enable a route, run the sweep by hand, feed a gateway's log to
+// the remediation engine, or see what a key has used of its rate limits and budgets.
 //
 //	go run ./events/cmd/fngate-remediate [-store SPEC] [-json] COMMAND [ARGS]
 //
@@ -11,6 +11,9 @@
 //	sweep                       re-enable routes whose cooldown ended (honours REMEDIATION_MODE)
 //	ingest                      read gateway log lines on stdin and remediate their provider
 //	                            errors (honours REMEDIATION_MODE): fngate-remediate ingest < gateway.log
+//	usage [-config PATH] [-counters SPEC] [KEY...]
+//	                            each key's requests, tokens and spend in the current windows,
+//	                            its limits and what remains (usage.go)
 //
 // SPEC (flag -store, env FNGATE_ROUTE_STORE) is file:PATH (default file:.fngate/routestate.json),
 // dynamodb:TABLE (AWS credentials and region from the environment) or firestore:PROJECT
@@ -63,7 +66,7 @@ type cli struct {
 	now    func() time.Time
 }
 
-const usage = "usage: fngate-remediate [-store SPEC] [-json] status | actions [-n N] | rollback [-force] ACTION-ID | clear [-why TEXT] ROUTE | sweep | ingest"
+const synopsis = "usage: fngate-remediate [-store SPEC] [-json] status | actions [-n N] | rollback [-force] ACTION-ID | clear [-why TEXT] ROUTE | sweep | ingest | usage [-config PATH] [-counters SPEC] [KEY...]"
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("fngate-remediate", flag.ContinueOnError)
@@ -73,7 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	database := fs.String("firestore-database", getenv("ROUTE_STATE_DATABASE"), "Firestore database (default (default))")
 	asJSON := fs.Bool("json", false, "print results as JSON, and the decision lines (stderr) as the functions' JSON lines")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, synopsis)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -83,12 +86,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.Usage()
 		return 2
 	}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	if cmd == "usage" { // counters, not route state
+		return exitCode(usage(ctx, subcommand(cmd, stderr, asJSON), rest, asJSON, stdout, getenv, time.Now()), stderr)
+	}
 	cfg, err := remediation.ConfigFromEnv(getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "fngate-remediate:", err)
 		return 2
 	}
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	commands := map[string]func(*cli, context.Context, *flag.FlagSet, []string) error{
 		"status": (*cli).status, "actions": (*cli).actions, "rollback": (*cli).rollback,
 		"clear": (*cli).clear, "sweep": (*cli).sweep, "ingest": (*cli).ingest,
@@ -105,10 +111,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer closeStore()
 	c := &cli{store: store, cfg: cfg, stdin: stdin, stdout: stdout, stderr: stderr, json: asJSON, now: time.Now}
+	return exitCode(do(c, ctx, subcommand(cmd, stderr, asJSON), rest), stderr)
+}
+
+// subcommand is a command's flag set; -json is accepted after the command as well as before.
+func subcommand(cmd string, stderr io.Writer, asJSON *bool) *flag.FlagSet {
 	sub := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	sub.SetOutput(stderr)
 	sub.BoolVar(asJSON, "json", *asJSON, "print results as JSON")
-	err = do(c, ctx, sub, rest)
+	return sub
+}
+
+func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
 		return 2
 	}
