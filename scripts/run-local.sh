@@ -6,7 +6,7 @@
 # VERTEX=auto (the default) builds the Vertex AI provider in when GOOGLE_CLOUD_PROJECT is set
 # (the embedded default switches Vertex AI on only then) or when its SDK is already in the
 # module cache (then it costs nothing); otherwise the server is built with -tags novertex,
-# which saves about 650 of the 670 MB a first build downloads. VERTEX=1 always builds it in,
+# which saves about 655 of the 680 MB a first build downloads. VERTEX=1 always builds it in,
 # VERTEX=0 never. Figures measured with an empty module and build cache (README, Quick start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +39,7 @@ esac
 if [ "$tags" = novertex ]; then
 	state=$(stale novertex) || state=missing
 	if [ "${VERTEX:-auto}" = auto ]; then
-		say "Vertex AI provider left out: GOOGLE_CLOUD_PROJECT is unset and its SDK (about 650 MB of modules) is not downloaded; \`make run VERTEX=1\` builds it in"
+		say "Vertex AI provider left out: GOOGLE_CLOUD_PROJECT is unset and its SDK (about 655 MB of modules) is not downloaded; \`make run VERTEX=1\` builds it in"
 	else
 		say "Vertex AI provider left out (VERTEX=${VERTEX})"
 	fi
@@ -47,9 +47,9 @@ fi
 case "$state" in
 missing)
 	if [ "$tags" = novertex ]; then
-		say "first run: downloading the modules the local server needs (about 18 MB) and compiling it; roughly 1 to 3 minutes on a 2-core machine, most of it compiling"
+		say "first run: downloading the modules the local server needs (about 23 MB) and compiling it; roughly 2 to 4 minutes on a 2-core machine, most of it compiling"
 	else
-		say "first run: downloading the modules the local server needs (about 670 MB, most of it the Vertex AI SDK) and compiling it; roughly 2 to 6 minutes on a 2-core machine"
+		say "first run: downloading the modules the local server needs (about 680 MB, most of it the Vertex AI SDK) and compiling it; roughly 2 to 6 minutes on a 2-core machine"
 	fi
 	say "the 'go: downloading' lines below are that; nothing is wrong while they scroll"
 	;;

@@ -6,7 +6,9 @@
 // FNGATE_CONFIG, FNGATE_ADDR and FNGATE_ROUTE_STATE stand in for the flags. Without a config
 // the embedded default serves the mock models and whatever providers the environment has
 // credentials for. Built with -tags novertex it leaves the Vertex AI provider out, and with
-// it the ~650 MB of Google Cloud modules its SDK downloads on a first build (providers.go).
+// it the ~655 MB of Google Cloud modules its SDK downloads on a first build (providers.go);
+// the Firestore counter store, whose client is the same SDK, goes with it
+// (counters_firestore.go).
 package main
 
 import (

@@ -24,13 +24,13 @@ func TestMakeRunExplainsTheFirstRun(t *testing.T) {
 	}{
 		"fresh machine": {nil, 1, []string{
 			"Vertex AI provider left out: GOOGLE_CLOUD_PROJECT is unset",
-			"first run: downloading the modules the local server needs (about 18 MB)",
+			"first run: downloading the modules the local server needs (about 23 MB)",
 			"nothing is wrong while they scroll",
-		}, "670 MB"},
+		}, "680 MB"},
 		"fresh machine with a Google Cloud project": {[]string{"GOOGLE_CLOUD_PROJECT=acme"}, 1, []string{
-			"first run: downloading the modules the local server needs (about 670 MB",
+			"first run: downloading the modules the local server needs (about 680 MB",
 		}, "left out"},
-		"VERTEX=0":     {[]string{"VERTEX=0", "GOOGLE_CLOUD_PROJECT=acme"}, 1, []string{"Vertex AI provider left out (VERTEX=0)", "(about 18 MB)"}, ""},
+		"VERTEX=0":     {[]string{"VERTEX=0", "GOOGLE_CLOUD_PROJECT=acme"}, 1, []string{"Vertex AI provider left out (VERTEX=0)", "(about 23 MB)"}, ""},
 		"VERTEX=maybe": {[]string{"VERTEX=maybe"}, 2, []string{"VERTEX=maybe: use auto (the default), 1 or 0"}, "first run"},
 	} {
 		t.Run(name, func(t *testing.T) {
