@@ -108,6 +108,16 @@ type Model struct {
 	Routes          []Route   `yaml:"routes"`
 	Timeouts        *Timeouts `yaml:"timeouts"`
 
+	// Kind is what the model serves: chat (the default; the chat, completions and Messages
+	// doors) or embedding (POST /v1/embeddings). See embedding.go.
+	Kind string `yaml:"kind"`
+	// Dimensions is an embedding model's vector length, required: every route must return
+	// vectors this long, since a vector index holds one length.
+	Dimensions int `yaml:"dimensions"`
+	// Task is what an embedding model's vectors are for, for backends whose vectors depend on
+	// it (Cohere's input_type, Vertex AI's task_type); default document.
+	Task string `yaml:"task"`
+
 	Name string `yaml:"-"`
 }
 

@@ -40,6 +40,9 @@ func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	rc.model = req.Model
 	rc.labels = labels(req, rc)
 	m, oe := g.lookup(req.Model, rc)
+	if oe == nil {
+		oe = m.servesChat()
+	}
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
 		return

@@ -36,7 +36,7 @@ const (
 type AttemptRecord struct {
 	Time          time.Time
 	RequestID     string
-	Endpoint      string // chat | completions | messages
+	Endpoint      string // chat | completions | messages | count_tokens | embeddings
 	Model         string // gateway model
 	Route         string // connection/upstream-model
 	Connection    string
@@ -99,7 +99,11 @@ func (g *Gateway) setUsage(a *AttemptRecord, u *llm.Usage, m *model, rc *request
 	}
 	a.Usage = *u
 	rc.usage.Merge(u)
-	if c, ok := cost(m.cfg.Price, u); ok {
+	price := cost
+	if m.cfg.Embedding() {
+		price = embeddingCost
+	}
+	if c, ok := price(m.cfg.Price, u); ok {
 		a.CostUSD = &c
 		rc.costUSD += c
 		rc.costSet = true

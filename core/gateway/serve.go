@@ -120,6 +120,9 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *re
 	rc.model, rc.stream = req.Model, req.Stream
 	rc.labels = labels(req, rc)
 	m, oe := g.lookup(req.Model, rc)
+	if oe == nil {
+		oe = m.servesChat()
+	}
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false

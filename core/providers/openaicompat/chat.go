@@ -19,6 +19,7 @@ type Provider struct {
 	body           ChatBody
 	chatURL        string // under base_url, with its query (config.JoinURL)
 	completionsURL string
+	embeddingsURL  string
 	apiKey         string
 	headers        map[string]string
 	client         *http.Client
@@ -53,7 +54,8 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 		return nil, errors.New("base_url: " + err.Error())
 	}
 	completionsURL, _ := config.JoinURL(base, "/completions") // base parsed just above
-	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL,
+	embeddingsURL, _ := config.JoinURL(base, "/embeddings")
+	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL, embeddingsURL: embeddingsURL,
 		apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 

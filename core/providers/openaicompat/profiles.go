@@ -1,6 +1,7 @@
 // Package openaicompat serves every provider that speaks OpenAI's Chat Completions wire:
 // OpenAI itself, OpenRouter, vLLM, SGLang, Ollama and any OpenAI-compatible server. One
-// implementation, one profile per kind saying where the servers differ.
+// implementation, one profile per kind saying where the servers differ. Their /embeddings
+// endpoint, OpenAI's wire too, is in embeddings.go.
 package openaicompat
 
 import (
