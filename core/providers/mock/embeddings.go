@@ -3,12 +3,10 @@ package mock
 import (
 	"context"
 	"errors"
-	"hash/fnv"
-	"math"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 
+	"github.com/fngate/fngate/core/internal/fakevec"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -55,29 +53,10 @@ func (p *Provider) Embed(_ context.Context, req *llm.EmbedRequest, t providers.T
 	return out, nil
 }
 
-// Embedding is the mock's vector of a text: dims numbers drawn from a generator seeded with
-// the text's hash, scaled to unit length. A shorter vector of the same text starts like the
-// longer one (before scaling), as the shortenable models' do.
-func Embedding(text string, dims int) []float32 {
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	r := rand.New(rand.NewPCG(h.Sum64(), 0x656d626564))
-	v := make([]float32, dims)
-	var norm float64
-	for i := range v {
-		x := r.Float64()*2 - 1
-		v[i] = float32(x)
-		norm += x * x
-	}
-	if norm == 0 {
-		return v
-	}
-	scale := 1 / math.Sqrt(norm)
-	for i := range v {
-		v[i] = float32(float64(v[i]) * scale)
-	}
-	return v
-}
+// Embedding is the mock's vector of a text (fakevec.Unit): dims numbers scaled to unit
+// length, the same for the same text every time; a shorter vector of a text starts like the
+// longer one before scaling, as the shortenable models' do.
+func Embedding(text string, dims int) []float32 { return fakevec.Unit(text, dims) }
 
 // tokenKey is the text a token array is embedded as: its ids, space-separated.
 func tokenKey(ids []int) string {

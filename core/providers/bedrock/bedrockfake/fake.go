@@ -11,8 +11,9 @@
 // roles, toolConfig present whenever toolUse or toolResult blocks are, no blank text, tool ids
 // and names in Bedrock's alphabet, tool results answering the calls just before them), and
 // InvokeModel bodies as Bedrock's Anthropic body (ValidateInvoke: anthropic_version, no model
-// or stream, anthropic_beta a list, then Anthropic's own rules through anthropicfake),
-// answering ValidationException otherwise. Streams use the real binary event-stream encoding:
+// or stream, anthropic_beta a list, then Anthropic's own rules through anthropicfake), or, for
+// the embedding models (Amazon Titan Text Embeddings, Cohere Embed), as their own bodies
+// (ValidateEmbedding, embeddings.go), answering ValidationException otherwise. Streams use the real binary event-stream encoding:
 // ConverseStream's events, or InvokeModel's chunk events carrying base64 Anthropic events.
 //
 // Answers are scripted per model id: each request to a model takes the next scripted Answer,
@@ -29,6 +30,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -229,10 +231,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 		return
 	}
 	var msg string
-	switch op {
-	case OpInvoke, OpInvokeStream:
+	embedding := embeddingFamily(model) != ""
+	switch {
+	case embedding && op == OpInvoke:
+		msg = ValidateEmbedding(model, body)
+	case embedding:
+		msg = "The provided model doesn't support " + op + "."
+	case op == OpInvoke, op == OpInvokeStream:
 		msg = ValidateInvoke(body, s.Betas)
-	case OpCountTokens:
+	case op == OpCountTokens:
 		msg = ValidateCount(body, s.Betas)
 	default:
 		msg = Validate(body)
@@ -261,7 +268,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 		return
 	case OpInvoke:
 		out = []byte(a.Body)
-		if a.Body == "" {
+		if a.Body == "" && embedding {
+			var tokens int
+			out, tokens = embeddingAnswer(model, body)
+			w.Header().Set("X-Amzn-Bedrock-Input-Token-Count", strconv.Itoa(tokens))
+		} else if a.Body == "" {
 			out = []byte(anthropicAnswer(&a).JSON(""))
 		}
 	case OpCountTokens:
@@ -274,6 +285,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// Bedrock's answers have a length. Without one, net/http sends an answer above its
+	// buffer chunked, and the SDK has failed to read such answers from this fake with "use
+	// of closed network connection" (the failure StreamDelay works around for streams).
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
 }
 

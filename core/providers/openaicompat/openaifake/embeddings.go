@@ -4,14 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"hash/fnv"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fngate/fngate/core/internal/fakevec"
 )
 
 // EmbeddingDims are the dimensions of OpenAI's embedding models, which the fake answers
@@ -29,24 +29,9 @@ var EmbeddingDims = map[string]struct {
 // maxEmbeddingInputs is OpenAI's limit of inputs per request.
 const maxEmbeddingInputs = 2048
 
-// Vector is the fake's embedding of an input (a text, or token ids joined by spaces): dims
-// numbers from a generator seeded with the input's hash, scaled to unit length.
-func Vector(input string, dims int) []float32 {
-	h := fnv.New64a()
-	h.Write([]byte(input))
-	r := rand.New(rand.NewPCG(h.Sum64(), 0x6f70656e6169))
-	v := make([]float32, dims)
-	var norm float64
-	for i := range v {
-		x := r.NormFloat64()
-		v[i] = float32(x)
-		norm += x * x
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / math.Sqrt(norm))
-	}
-	return v
-}
+// Vector is the fake's embedding of an input (a text, or token ids joined by spaces):
+// fakevec.Unit, the same vector the mock and the other fakes give it.
+func Vector(input string, dims int) []float32 { return fakevec.Unit(input, dims) }
 
 // embeddingRequest is what the fake reads of a request, checked as OpenAI checks it.
 type embeddingRequest struct {
