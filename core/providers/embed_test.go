@@ -123,12 +123,12 @@ func TestParseVector(t *testing.T) {
 }
 
 func TestDecodeBase64Vector(t *testing.T) {
-	got, err := DecodeBase64Vector("AAAAPwAAgL8=") // 0.5, -1
+	got, err := DecodeBase64Vector([]byte("AAAAPwAAgL8=")) // 0.5, -1
 	if err != nil || !slices.Equal(got, []float32{0.5, -1}) {
 		t.Errorf("%v %v", got, err)
 	}
 	for _, in := range []string{"AAAAPwAA", "not base64!"} {
-		if _, err := DecodeBase64Vector(in); err == nil {
+		if _, err := DecodeBase64Vector([]byte(in)); err == nil {
 			t.Errorf("%q accepted", in)
 		}
 	}

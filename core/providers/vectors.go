@@ -66,17 +66,18 @@ func skipSpace(s string, i int) int {
 
 // DecodeBase64Vector reads OpenAI's base64 encoding of a vector: its float32s, little-endian,
 // in standard base64.
-func DecodeBase64Vector(s string) ([]float32, error) {
-	b, err := base64.StdEncoding.DecodeString(s)
+func DecodeBase64Vector(s []byte) ([]float32, error) {
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+	n, err := base64.StdEncoding.Decode(raw, s)
 	if err != nil {
 		return nil, errors.New("an embedding is not base64: " + err.Error())
 	}
-	if len(b)%4 != 0 {
-		return nil, errors.New("a base64 embedding of " + strconv.Itoa(len(b)) + " bytes is not a whole number of float32s")
+	if n%4 != 0 {
+		return nil, errors.New("a base64 embedding of " + strconv.Itoa(n) + " bytes is not a whole number of float32s")
 	}
-	out := make([]float32, len(b)/4)
+	out := make([]float32, n/4)
 	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out, nil
 }

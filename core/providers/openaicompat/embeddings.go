@@ -1,8 +1,8 @@
 package openaicompat
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,9 +107,10 @@ func (p *Provider) Embed(ctx context.Context, req *llm.EmbedRequest, t providers
 // array (texts, or arrays of token ids), which every server takes. The user label stays in
 // the gateway's logs. dimensions goes out where it changes the answer: for an OpenAI model
 // when it differs from the model's own, for any other model when the client asked (the
-// gateway model's dimensions are then the model's own). OpenAI is asked for base64, the
-// float32s exactly and a quarter the size of decimals (what its own SDKs ask for); other
-// servers for their default, floats, which all of them speak.
+// gateway model's dimensions are then the model's own). OpenAI and vLLM are asked for
+// base64, the float32s exactly in a third of the bytes of decimals and read for a fraction of
+// their cost (what OpenAI's own SDKs ask for); other servers for their default, floats, which
+// all of them speak.
 func (p *Provider) embeddingsBody(req *llm.EmbedRequest, t providers.Target) []byte {
 	b := make([]byte, 0, 128+embeddingsInputSize(req))
 	b = append(b, `{"model":`...)
@@ -138,7 +139,7 @@ func (p *Provider) embeddingsBody(req *llm.EmbedRequest, t providers.Target) []b
 		}
 	}
 	b = append(b, ']')
-	if p.kind == "openai" {
+	if p.kind == "openai" || p.kind == "vllm" {
 		b = append(b, `,"encoding_format":"base64"`...)
 	}
 	dims := providers.Dimensions(req, t)
@@ -160,62 +161,101 @@ func embeddingsInputSize(req *llm.EmbedRequest) int {
 	return n
 }
 
-// embeddingsAnswer is the part of OpenAI's answer the gateway reads. Each embedding is kept
-// raw, a JSON array of numbers or a base64 string, and read by providers.ParseVector or
-// DecodeBase64Vector, which cost far less than encoding/json's reflection on thousands of
-// numbers.
-type embeddingsAnswer struct {
-	Data []struct {
-		Index     *int            `json:"index"`
-		Embedding json.RawMessage `json:"embedding"`
-	} `json:"data"`
-	Usage *struct {
-		PromptTokens *int `json:"prompt_tokens"`
-		TotalTokens  *int `json:"total_tokens"`
-	} `json:"usage"`
-}
-
-// parseEmbeddings reads an answer for n inputs into their order. Items go where their index
+// parseEmbeddings reads an answer for n inputs into their order: data[].embedding, a JSON
+// array of numbers or a base64 string, under data[].index, and usage's prompt_tokens and
+// total_tokens. Like parseCompletion it is one validating pass (wireparse.go's scanner),
+// each number read where it lies: encoding/json would scan the answer twice and reflect on
+// thousands of numbers, most of an embeddings request's cost. Items go where their index
 // says (OpenAI's are in order; the index is what the API promises); an answer without
 // indexes is taken in order. A missing, repeated or out-of-range index is an unreadable
 // answer.
 func parseEmbeddings(body []byte, n int) (*llm.Embeddings, error) {
-	var a embeddingsAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
+	out := &llm.Embeddings{Vectors: make([][]float32, n)}
+	var usage *wireUsage
+	count := 0
+	p := scanner{b: body}
+	p.ws()
+	err := p.object(func(key []byte) error {
+		switch string(key) {
+		case "data":
+			return p.array(func(i int) error {
+				count++
+				if i >= n {
+					return p.skip() // counted, refused below
+				}
+				at := i
+				var vec []float32
+				err := p.object(func(key []byte) error {
+					switch string(key) {
+					case "index":
+						return p.int(&at)
+					case "embedding":
+						var err error
+						vec, err = p.embedding()
+						return err
+					}
+					return p.skip()
+				})
+				if err != nil {
+					return err
+				}
+				if at < 0 || at >= n || out.Vectors[at] != nil || vec == nil {
+					return fmt.Errorf("embedding %d has index %d, or no vector", i, at)
+				}
+				out.Vectors[at] = vec
+				return nil
+			})
+		case "usage":
+			return p.usage(&usage)
+		}
+		return p.skip()
+	})
+	if err == nil {
+		err = p.end()
+	}
+	if err != nil {
 		return nil, err
 	}
-	if len(a.Data) != n {
-		return nil, fmt.Errorf("%d embeddings for %d inputs", len(a.Data), n)
+	if count != n {
+		return nil, fmt.Errorf("%d embeddings for %d inputs", count, n)
 	}
-	out := &llm.Embeddings{Vectors: make([][]float32, n)}
-	for i, d := range a.Data {
-		at := i
-		if d.Index != nil {
-			at = *d.Index
-		}
-		if at < 0 || at >= n || out.Vectors[at] != nil {
-			return nil, fmt.Errorf("embedding %d has index %d", i, at)
-		}
-		v, err := vector(d.Embedding)
-		if err != nil {
-			return nil, fmt.Errorf("embedding %d: %w", i, err)
-		}
-		out.Vectors[at] = v
-	}
-	if u := a.Usage; u != nil {
-		out.Usage = llm.Usage{InputTokens: u.PromptTokens, TotalTokens: u.TotalTokens}
+	if usage != nil {
+		out.Usage = llm.Usage{InputTokens: usage.PromptTokens, TotalTokens: usage.TotalTokens}
 	}
 	return out, nil
 }
 
-// vector reads one embedding in either of OpenAI's encodings.
-func vector(raw json.RawMessage) ([]float32, error) {
-	if jsonx.KindOf(raw) == jsonx.String {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+// embedding reads one vector in either of OpenAI's encodings: an array of numbers, or the
+// base64 of its float32s.
+func (p *scanner) embedding() ([]float32, error) {
+	if p.peek() == '"' {
+		raw, err := p.rawString()
+		if err != nil {
 			return nil, err
 		}
-		return providers.DecodeBase64Vector(s)
+		if bytes.IndexByte(raw, '\\') >= 0 { // an escaped "/", say
+			s, err := unquote(raw)
+			if err != nil {
+				return nil, err
+			}
+			raw = []byte(s)
+		}
+		return providers.DecodeBase64Vector(raw)
 	}
-	return providers.ParseVector(raw)
+	vec := make([]float32, 0, 1024)
+	err := p.array(func(int) error {
+		start := p.i
+		for p.i < len(p.b) && isNumberByte(p.b[p.i]) {
+			p.i++
+		}
+		// The conversion does not escape, so it costs no allocation; ParseFloat refuses what
+		// is no number (a string, a literal, "1e"), and a float32's overflow.
+		f, err := strconv.ParseFloat(string(p.b[start:p.i]), 32)
+		if err != nil {
+			return errors.New("an embedding holds " + strconv.Quote(string(p.b[start:min(p.i+1, len(p.b))])) + ", not a float32")
+		}
+		vec = append(vec, float32(f))
+		return nil
+	})
+	return vec, err
 }
