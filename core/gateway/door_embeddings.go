@@ -86,9 +86,9 @@ func (g *Gateway) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 }
 
 // embeddingsSize estimates the answer's length, so it is built in one allocation: a float32
-// takes at most 15 bytes and a comma as JSON, 4 bytes and a third as base64.
+// takes at most 24 bytes and a comma as its float64 decimal, 4 bytes and a third as base64.
 func embeddingsSize(e *llm.Embeddings, base64 bool) int {
-	per := 16
+	per := 25
 	if base64 {
 		per = 6
 	}

@@ -254,8 +254,10 @@ func kindName(v []byte) string {
 // AppendEmbeddings appends OpenAI's embeddings answer: the vectors in input order under their
 // index, model the gateway model's name, and usage when the upstream reported it. An embedding
 // has no output, so a total the upstream left out is its input count. Floats are written as
-// the shortest decimal that reads back as the same float32; base64 is the float32s,
-// little-endian, as OpenAI encodes them, so both formats decode to the very same numbers.
+// OpenAI writes them: each float32 as the shortest decimal of its float64 value, which a
+// float64 reader (Python, JavaScript) reads back as exactly that value and a float32 reader
+// as the same float32; base64 is the float32s, little-endian, as OpenAI encodes them. Both
+// formats thus decode to the very same numbers, whatever the reader's precision.
 func AppendEmbeddings(b []byte, model string, base64Format bool, e *llm.Embeddings) []byte {
 	b = append(b, `{"object":"list","data":[`...)
 	var raw []byte
@@ -281,7 +283,7 @@ func AppendEmbeddings(b []byte, model string, base64Format bool, e *llm.Embeddin
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+			b = strconv.AppendFloat(b, float64(f), 'g', -1, 64)
 		}
 		b = append(b, "]}"...)
 	}

@@ -93,8 +93,8 @@ func TestDecodeEmbeddingsRefusals(t *testing.T) {
 	}
 }
 
-// Both encodings carry the very float32s: the decimal reads back to the same bits, the
-// base64 is those bits little-endian. Usage holds what was reported; an embedding's total is
+// Both encodings carry the very float32s: the decimal reads back to the same value as a
+// float32 and as a float64, the base64 is those bits little-endian. Usage holds what was reported; an embedding's total is
 // its input when only the input was reported; none reported, none written.
 func TestAppendEmbeddings(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -123,9 +123,10 @@ func TestAppendEmbeddings(t *testing.T) {
 		t.Errorf("usage %v", floats.Usage)
 	}
 	for i, raw := range floats.Data[0].Embedding {
-		f, err := strconv.ParseFloat(string(raw), 32)
-		if err != nil || math.Float32bits(float32(f)) != math.Float32bits(v[i]) {
-			t.Fatalf("number %d: %s reads back as %v, want %v", i, raw, f, v[i])
+		f32, err32 := strconv.ParseFloat(string(raw), 32)
+		f64, err64 := strconv.ParseFloat(string(raw), 64)
+		if err32 != nil || err64 != nil || math.Float32bits(float32(f32)) != math.Float32bits(v[i]) || f64 != float64(v[i]) {
+			t.Fatalf("number %d: %s reads back as %v (float32) and %v (float64), want %v", i, raw, f32, f64, v[i])
 		}
 	}
 	var b64 struct {
