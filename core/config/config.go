@@ -3,7 +3,8 @@
 // resolve once through resolvers the platform supplies, and an embedded default serves
 // `make run`. A config that cannot work is refused when it is loaded, and every refusal names
 // its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
-// (locate.go).
+// (locate.go). A model is a chat model or, with kind: embedding, an embedding model with
+// its dimensions and task (embedding.go).
 package config
 
 import (

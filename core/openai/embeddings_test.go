@@ -151,3 +151,44 @@ func TestAppendEmbeddings(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", none, want)
 	}
 }
+
+// FuzzDecodeEmbeddings: whatever the body, decoding answers or refuses without a panic; what
+// it accepts has a model and one or more non-empty inputs of one kind, at most 2,048 of them
+// (one array of token ids counting once), and is a JSON object encoding/json reads too.
+func FuzzDecodeEmbeddings(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","input":"a"}`, `{"model":"m","input":["a","b"],"encoding_format":"base64","dimensions":8,"user":"u"}`,
+		`{"model":"m","input":[1,2]}`, `{"model":"m","input":[[1],[2,3]]}`, `{"model":"m","input":["a",[1]]}`, `{"model":"m","input":""}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, oe := openai.DecodeEmbeddings(body)
+		if oe != nil {
+			if oe.Status != 400 || oe.Message == "" {
+				t.Fatalf("refusal %+v", oe)
+			}
+			return
+		}
+		var generic map[string]any
+		if err := json.Unmarshal(body, &generic); err != nil {
+			t.Fatalf("accepted what encoding/json refuses: %v", err)
+		}
+		if r.Model == "" || r.Len() == 0 || (r.Input != nil) == (r.Tokens != nil) {
+			t.Fatalf("accepted %+v", r)
+		}
+		if r.Input != nil && len(r.Input) > openai.MaxEmbeddingInputs {
+			t.Fatalf("%d inputs", len(r.Input))
+		}
+		for _, s := range r.Input {
+			if s == "" {
+				t.Fatal("an empty input")
+			}
+		}
+		for _, ids := range r.Tokens {
+			if len(ids) == 0 {
+				t.Fatal("an empty token array")
+			}
+		}
+	})
+}
