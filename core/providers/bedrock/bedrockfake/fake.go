@@ -161,6 +161,14 @@ type Server struct {
 	// on its own in 600 streams here; the delay stays as the documented safe default.
 	// Default 30ms.
 	StreamDelay time.Duration
+	// EmbedDelay is the pause before an embedding model's answer, for the failure StreamDelay
+	// describes, whose cause is this: smithy-go's ClientHandler closes the request body as soon
+	// as http.Client.Do returns, and when the answer's headers come back before net/http's
+	// write loop has read the body's end, that loop fails and closes the connection the answer
+	// is being read from. Embedding answers written within microseconds of the request (tens of
+	// KB, many calls a request) failed so about once in a few thousand calls with a 5ms pause.
+	// Real Bedrock never answers that fast. Default 30ms, as StreamDelay.
+	EmbedDelay time.Duration
 	// Betas, when set, are the anthropic_beta flags InvokeModel accepts; others get the
 	// ValidationException Bedrock answers an unknown flag with.
 	Betas []string
@@ -187,7 +195,7 @@ func StartTLS() *Server {
 }
 
 func newServer() *Server {
-	return &Server{StreamDelay: 30 * time.Millisecond, scripts: map[string][]Answer{}, served: map[string]int{}}
+	return &Server{StreamDelay: 30 * time.Millisecond, EmbedDelay: 30 * time.Millisecond, scripts: map[string][]Answer{}, served: map[string]int{}}
 }
 
 func (s *Server) mux() *http.ServeMux {
@@ -284,11 +292,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 		writeException(w, &Exception{Type: "InternalServerException", Message: "bad script: " + err.Error()})
 		return
 	}
+	if embedding {
+		time.Sleep(s.EmbedDelay)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	// Bedrock's answers have a length. Without one, net/http sends an answer above its
-	// buffer chunked, and the SDK has failed to read such answers from this fake with "use
-	// of closed network connection" (the failure StreamDelay works around for streams).
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
 }
 
