@@ -127,7 +127,7 @@ func TestDecodeBase64Vector(t *testing.T) {
 	if err != nil || !slices.Equal(got, []float32{0.5, -1}) {
 		t.Errorf("%v %v", got, err)
 	}
-	for _, in := range []string{"AAAAPwAA", "not base64!"} {
+	for _, in := range []string{"AAAAPwAA", "not base64!", "AAAAPwAA\ngL8=", "AAAAPwAAgL8=\r\n"} {
 		if _, err := DecodeBase64Vector([]byte(in)); err == nil {
 			t.Errorf("%q accepted", in)
 		}

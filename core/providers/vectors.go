@@ -72,6 +72,11 @@ func DecodeBase64Vector(s []byte) ([]float32, error) {
 	if err != nil {
 		return nil, errors.New("an embedding is not base64: " + err.Error())
 	}
+	// Go's decoder skips CR and LF, even when strict; a JSON string holds neither, and an
+	// answer that has them is not OpenAI's encoding: every byte must have been read.
+	if base64.StdEncoding.EncodedLen(n) != len(s) {
+		return nil, errors.New("an embedding is not base64: it holds line breaks")
+	}
 	if n%4 != 0 {
 		return nil, errors.New("a base64 embedding of " + strconv.Itoa(n) + " bytes is not a whole number of float32s")
 	}

@@ -229,6 +229,15 @@ func parseEmbeddings(body []byte, n int) (*llm.Embeddings, error) {
 // base64 of its float32s.
 func (p *scanner) embedding() ([]float32, error) {
 	if p.peek() == '"' {
+		// Most of a base64 answer is these strings: find the closing quote at once when no
+		// escape comes before it. DecodeBase64Vector then refuses every byte that is not of
+		// its alphabet, control characters included (CR and LF too, which Go's decoder
+		// would skip).
+		rest := p.b[p.i+1:]
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			p.i += end + 2
+			return providers.DecodeBase64Vector(rest[:end])
+		}
 		raw, err := p.rawString()
 		if err != nil {
 			return nil, err

@@ -131,6 +131,9 @@ func TestEmbeddingsAnswers(t *testing.T) {
 		{"an index out of range", `{"data":[{"index":0,"embedding":[1,1]},{"index":2,"embedding":[2,2]}]}`, false, nil},
 		{"one item short", `{"data":[{"index":0,"embedding":[1,1]}]}`, false, nil},
 		{"not JSON", `{"data":[`, false, nil},
+		{"base64 with an escape", `{"data":[{"index":0,"embedding":"AACAPwAAgD8\u003d"},{"index":1,"embedding":"AAAAQAAAAEA="}]}`, true, nil},
+		{"base64 with a raw line break", "{\"data\":[{\"index\":0,\"embedding\":\"AACAPwAA\ngD8=\"},{\"index\":1,\"embedding\":\"AAAAQAAAAEA=\"}]}", false, nil},
+		{"base64 unterminated", `{"data":[{"index":0,"embedding":"AACAPwAAgD8=`, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := openaifake.New()
