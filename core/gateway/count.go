@@ -91,11 +91,12 @@ func (g *Gateway) writeCount(w http.ResponseWriter, rc *requestCtx, rt *route, n
 }
 
 // estimateTokens estimates a request's input tokens as a quarter of its characters (text,
-// tool inputs and results, tool definitions) plus a few tokens per message, the rule of thumb
+// tool inputs and results, tool definitions, a legacy completion's prompt) plus a few tokens
+// per message, the rule of thumb
 // for English text and code with the tokenizers in use; images count as 1,600 tokens, about
 // what a full-size image costs on Claude.
 func estimateTokens(req *llm.Request) int {
-	chars, n := 0, 0
+	chars, n := len(req.Prompt), 0
 	var parts func(ps []llm.Part)
 	parts = func(ps []llm.Part) {
 		for i := range ps {
@@ -117,4 +118,17 @@ func estimateTokens(req *llm.Request) int {
 		chars += len(t.Name) + len(t.Description) + len(t.Parameters) + len(t.Raw)
 	}
 	return n + (chars+3)/4
+}
+
+// estimateEmbedTokens estimates an embeddings request's input tokens the same way: a quarter
+// of each text's characters, and token ids as they are, counted exactly.
+func estimateEmbedTokens(req *llm.EmbedRequest) int {
+	n := 0
+	for _, s := range req.Input {
+		n += (len(s) + 3) / 4
+	}
+	for _, ids := range req.Tokens {
+		n += len(ids)
+	}
+	return n
 }

@@ -23,7 +23,9 @@ const endpointEmbeddings = "embeddings"
 // the doors' own code: the key, the body's limits and the in-flight slot (admit, receive),
 // planning with the model's policy, residency and route state (planBy, asking each route's
 // Embedder.CheckEmbed), one attempt per route with its clocks and record (begin), failover on
-// what fails over (failedBeforeOutput), and the attempt and request lines with usage and cost.
+// what fails over (failedBeforeOutput), the attempt and request lines with usage and cost, and
+// the key's rate limits and budgets (admitLimits, charged in setUsage, settle), the
+// reservation being the inputs' estimate alone: an embedding has no output.
 func (g *Gateway) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 	d := &chatDoor{} // OpenAI's error shape
 	rc, ok := g.admit(w, r, d)
@@ -53,6 +55,10 @@ func (g *Gateway) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 		g.refuse(tw, d, rc, oe)
 		return
 	}
+	if !g.admitLimits(tw, r, d, rc, m, estimateEmbedTokens(&req.EmbedRequest), 0) {
+		return
+	}
+	defer g.settle(rc)
 	routes, oe := g.planBy(m, rc, "", false, func(rt *route) *llm.Error { return rt.embedder.CheckEmbed(&req.EmbedRequest, rt.target) })
 	if oe != nil {
 		g.refuse(tw, d, rc, oe)
@@ -69,7 +75,7 @@ func (g *Gateway) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 		}
 		if err == nil {
 			a.end()
-			a.rec.Outcome = OutcomeOK
+			a.rec.Outcome, a.rec.embedded = OutcomeOK, true
 			g.setUsage(a.rec, &out.Usage, m, rc)
 			g.logAttempt(a.rec)
 			g.setRouteHeaders(tw, rc, rt)

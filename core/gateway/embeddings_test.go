@@ -174,6 +174,7 @@ func TestEmbeddingsRefusals(t *testing.T) {
 		{"token ids on a route that takes texts", "", `{"model":"embed-ollama","input":[[1,2,3]]}`, 400, "input", "unsupported_parameter"},
 		{"an embedding model on the chat door", "/v1/chat/completions", `{"model":"embed","messages":[{"role":"user","content":"hi"}]}`, 400, "model", "unsupported_model"},
 		{"an embedding model on the completions door", "/v1/completions", `{"model":"embed","prompt":"hi"}`, 400, "model", "unsupported_model"},
+		{"an embedding model on the Responses door", "/v1/responses", `{"model":"embed","input":"hi"}`, 400, "model", "unsupported_model"},
 		{"not JSON", "", `{"model":`, 400, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,6 +199,10 @@ func TestEmbeddingsRefusals(t *testing.T) {
 	r := g.Do(t, http.MethodPost, "/v1/messages", `{"model":"embed","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, "anthropic-version", "2023-06-01")
 	if r.Status != 400 || !strings.Contains(string(r.Body), `"type":"error"`) || !strings.Contains(string(r.Body), "embedding model") {
 		t.Errorf("messages door: %d %s", r.Status, r.Body)
+	}
+	r = g.Do(t, http.MethodPost, "/v1/messages/count_tokens", `{"model":"embed","messages":[{"role":"user","content":"hi"}]}`, "anthropic-version", "2023-06-01")
+	if r.Status != 400 || !strings.Contains(string(r.Body), `"type":"error"`) || !strings.Contains(string(r.Body), "embedding model") {
+		t.Errorf("count_tokens: %d %s", r.Status, r.Body)
 	}
 }
 

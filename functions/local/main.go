@@ -62,6 +62,9 @@ func run() error {
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	gopt := gateway.Options{Registry: registry(), Logger: logger}
+	if gopt.ResponseStore, err = responseStore(cfg); err != nil {
+		return err
+	}
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
 		if err != nil {
@@ -72,6 +75,12 @@ func run() error {
 		defer cache.Close()
 		gopt.RouteState = cache
 	}
+	store, closeCounters, err := openCounters(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeCounters()
+	gopt.Counters = store
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ type Provider struct {
 	body           ChatBody
 	chatURL        string // under base_url, with its query (config.JoinURL)
 	completionsURL string
+	responsesURL   string // the native Responses API, for the openai kind
 	embeddingsURL  string
 	apiKey         string
 	headers        map[string]string
@@ -48,15 +49,18 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	// developer is OpenAI's newer name for system; other servers' chat templates know only
 	// system.
 	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai",
-		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort}
+		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort,
+		Names: p.names, RequireParameters: p.requireParameters}
 	chatURL, err := config.JoinURL(base, "/chat/completions")
 	if err != nil {
 		return nil, errors.New("base_url: " + err.Error())
 	}
 	completionsURL, _ := config.JoinURL(base, "/completions") // base parsed just above
+	responsesURL, _ := config.JoinURL(base, "/responses")
 	embeddingsURL, _ := config.JoinURL(base, "/embeddings")
-	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL, embeddingsURL: embeddingsURL,
-		apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
+	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL, responsesURL: responsesURL,
+		embeddingsURL: embeddingsURL,
+		apiKey:        conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 
 // Name is the display name.
@@ -64,6 +68,9 @@ func (p *Provider) Name() string { return p.name }
 
 // Generate makes a non-streaming call.
 func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
+	if p.native(req) {
+		return p.generateResponses(ctx, req, t)
+	}
 	path, body := p.requestBody(req, t, false)
 	resp, err := p.post(ctx, path, body, false)
 	if err != nil {
@@ -125,6 +132,9 @@ func readCompletion(resp *http.Response, out *completion, provider string) error
 
 // Stream starts a streaming call.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
+	if p.native(req) {
+		return p.streamResponses(ctx, req, t)
+	}
 	path, body := p.requestBody(req, t, true)
 	resp, err := p.post(ctx, path, body, true)
 	if err != nil {
