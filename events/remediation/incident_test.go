@@ -277,17 +277,26 @@ func TestParseInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The embedded default: Bedrock at ${AWS_REGION:-us-east-1}, Vertex AI at
-	// ${GOOGLE_CLOUD_LOCATION:-us-central1}; every other kind has no health feed.
-	for route, want := range map[string]remediation.Placement{
-		"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0": {Cloud: "aws", Kind: "bedrock", Region: "eu-west-1"},
-		"vertex/gemini-2.5-flash":                              {Cloud: "gcp", Kind: "vertex", Region: "us-central1"},
-	} {
+	// ${GOOGLE_CLOUD_LOCATION:-us-central1}, chat and embedding routes alike; every other kind
+	// has no health feed.
+	bedrock := remediation.Placement{Cloud: "aws", Kind: "bedrock", Region: "eu-west-1"}
+	vertex := remediation.Placement{Cloud: "gcp", Kind: "vertex", Region: "us-central1"}
+	want := map[string]remediation.Placement{
+		"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0": bedrock,
+		"bedrock/amazon.titan-embed-text-v2:0":                 bedrock,
+		"bedrock/cohere.embed-english-v3":                      bedrock,
+		"vertex/gemini-2.5-flash":                              vertex,
+		"vertex/claude-sonnet-4-5@20250929":                    vertex,
+		"vertex/gemini-embedding-001":                          vertex,
+		"vertex/text-embedding-005":                            vertex,
+	}
+	for route, want := range want {
 		if got, ok := inv.Place(route); !ok || got != want {
 			t.Errorf("%s placed %+v (%v), want %+v", route, got, ok, want)
 		}
 	}
-	if _, ok := inv.Place("mock/echo"); ok || inv.Len() != 3 {
-		t.Errorf("%d routes placed; want the three Bedrock and Vertex AI routes only", inv.Len())
+	if _, ok := inv.Place("mock/echo"); ok || inv.Len() != len(want) {
+		t.Errorf("%d routes placed; want the %d Bedrock and Vertex AI routes only", inv.Len(), len(want))
 	}
 
 	inv, err = remediation.ParseInventory([]byte(`
