@@ -1,6 +1,6 @@
 //go:build unix
 
-package storetest
+package emulator
 
 import (
 	"bytes"
@@ -22,25 +22,76 @@ import (
 	"github.com/fngate/fngate/internal/loopback"
 )
 
-// Moto returns the endpoint URL of a moto_server for this test: FNGATE_MOTO_ENDPOINT when
-// set, else a server started on a free port and stopped when the test ends. Without
-// moto_server the test is skipped (or fails when FNGATE_REQUIRE_EMULATORS=1).
+// Moto returns the endpoint URL of a moto server for this test: FNGATE_MOTO_ENDPOINT when
+// set, else a server started on a free port and stopped when the test ends. Without moto the
+// test is skipped (or fails when FNGATE_REQUIRE_EMULATORS=1).
+//
+// The server is moto's own WSGI application run single-threaded (see motoScript), not
+// moto_server: moto_server serves each request on its own thread and moto's DynamoDB checks
+// a ConditionExpression and then writes without a lock, so two concurrent conditional writes
+// could both pass ("2 of 6 concurrent claims won, want 1" under load). DynamoDB itself
+// applies each conditional write atomically; one request at a time gives moto the same
+// semantics.
 func Moto(t testing.TB) string {
 	t.Helper()
 	if ep := os.Getenv("FNGATE_MOTO_ENDPOINT"); ep != "" {
 		return ep
 	}
-	bin, err := exec.LookPath("moto_server")
+	python, err := motoPython()
 	if err != nil {
-		absent(t, "moto_server is not on PATH (pip install 'moto[server]')")
+		absent(t, err.Error())
 	}
 	port := start(t, server{
-		name:     "moto_server",
-		args:     func(port int) []string { return []string{bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port)} },
+		name: "moto (single-threaded)",
+		args: func(port int) []string {
+			return []string{python, "-c", motoScript, "127.0.0.1", strconv.Itoa(port)}
+		},
 		ready:    func(port int) bool { return httpOK(fmt.Sprintf("http://127.0.0.1:%d/moto-api/", port), "") },
 		deadline: 30 * time.Second,
 	})
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// motoScript is what moto_server's main does (moto/server.py, moto 4 and 5), with
+// threaded=False: werkzeug's run_simple then answers one request at a time, and speaks
+// HTTP/1.0, closing each connection, so an idle keep-alive connection cannot hold the one
+// thread while other requests wait.
+const motoScript = `import os, signal, sys
+from werkzeug.serving import run_simple
+from moto.server import DomainDispatcherApplication, create_backend_app
+host, port = sys.argv[1], int(sys.argv[2])
+os.environ.setdefault("MOTO_PORT", str(port))
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+run_simple(host, port, DomainDispatcherApplication(create_backend_app), threaded=False)
+`
+
+// motoPython finds the Python that has moto: the interpreter named by moto_server's #! line
+// (pip writes the absolute path of the one it installed into), else python3 on PATH (a pyenv
+// shim for moto_server is a shell script; pyenv's python3 shim picks the same version).
+func motoPython() (string, error) {
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		return "", errors.New("moto_server is not on PATH (pip install 'moto[server]')")
+	}
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = real
+	}
+	if f, err := os.Open(bin); err == nil {
+		line := make([]byte, 256)
+		n, _ := f.Read(line)
+		f.Close()
+		first, _, _ := strings.Cut(string(line[:n]), "\n")
+		if interp, ok := strings.CutPrefix(first, "#!"); ok && strings.Contains(interp, "python") && !strings.Contains(interp, " ") {
+			if _, err := os.Stat(interp); err == nil {
+				return interp, nil
+			}
+		}
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		return "", errors.New("moto_server is on PATH but python3 is not, and moto_server's #! line names no python")
+	}
+	return python, nil
 }
 
 // Firestore returns the host:port of a Firestore emulator for this test:
