@@ -27,6 +27,8 @@ type Config struct {
 	Limits      Limits                 `yaml:"limits"`
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
+	// Responses is the store of the Responses door's stored responses (store.go).
+	Responses Responses `yaml:"responses"`
 
 	// Secrets lists every resolved secret value (client and provider keys, secret headers and
 	// settings, credentials in a base_url), each also in the other spellings an echo of it

@@ -107,6 +107,7 @@ func (c *Config) validate() error {
 		Connect: Duration(DefaultConnect), FirstByte: Duration(DefaultFirstByte),
 		Idle: Duration(DefaultIdle), Total: Duration(DefaultTotal),
 	})
+	c.Responses.validate(bad)
 	switch c.Logging.Format {
 	case "", "cloudwatch", "cloudlogging":
 	default:
