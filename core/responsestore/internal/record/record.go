@@ -10,13 +10,20 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 )
 
 // Key is the one string a response is stored under: owner and id each query-escaped (so
 // neither holds ':' or '/'), joined by ':'. No two (owner, id) pairs share a key, and the key
-// is a valid Firestore document id: never "." or "..", never __.*__ (it starts with the
-// owner, or with ':' on an open gateway), no '/'.
-func Key(owner, id string) string { return url.QueryEscape(owner) + ":" + url.QueryEscape(id) }
+// is a valid Firestore document id: no '/', never "." or ".." (it holds a ':'), and never
+// __.*__: a leading '_' is written %5F, which query escaping never produces itself.
+func Key(owner, id string) string {
+	k := url.QueryEscape(owner) + ":" + url.QueryEscape(id)
+	if strings.HasPrefix(k, "_") {
+		k = "%5F" + k[1:]
+	}
+	return k
+}
 
 // version starts every body, so a later layout can be told apart.
 const version = 1
