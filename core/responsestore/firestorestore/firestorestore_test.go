@@ -31,7 +31,9 @@ func emulatorClient(t *testing.T, host string) *firestore.Client {
 
 var collections atomic.Int64
 
-func collection() string { return fmt.Sprintf("responses_%d_%d", time.Now().UnixNano(), collections.Add(1)) }
+func collection() string {
+	return fmt.Sprintf("responses_%d_%d", time.Now().UnixNano(), collections.Add(1))
+}
 
 // TestStoreAgainstEmulator runs the Store contract on the gcloud Firestore emulator, one
 // collection per subtest.
