@@ -2,7 +2,6 @@ package config
 
 import (
 	"cmp"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,12 +21,13 @@ const (
 // given. An empty Kind leaves the choice to the platform (see README "Stored responses").
 type Store struct {
 	Kind string `yaml:"store"`
-	// Path is the file store's directory.
+	// Path is the file store's directory (DefaultResponsesDir when empty).
 	Path string `yaml:"path"`
-	// Table is the DynamoDB table.
+	// Table is the DynamoDB table (empty: the platform's, from its environment).
 	Table string `yaml:"table"`
-	// Project, Database and Collection place the Firestore documents; empty Project and
-	// Database mean the platform's own project and its (default) database.
+	// Project, Database and Collection place the Firestore documents. Empty, the platform
+	// fills them in (from its environment; then its own project, the (default) database
+	// and DefaultResponsesCollection).
 	Project    string `yaml:"project"`
 	Database   string `yaml:"database"`
 	Collection string `yaml:"collection"`
@@ -106,16 +106,6 @@ func (s *Store) validate(bad *problems, prefix string, extra ...string) {
 	case t > MaxStoreTimeout:
 		bad.add(prefix+".timeout", " must be at most %v (each store call is bounded by it), got %v", MaxStoreTimeout, t)
 	}
-	switch s.Kind {
-	case StoreFile:
-		if s.Path == "" {
-			s.Path = DefaultResponsesDir
-		}
-	case StoreFirestore:
-		if s.Collection == "" {
-			s.Collection = DefaultResponsesCollection
-		}
-	}
 }
 
 func (r *Responses) validate(bad *problems) {
@@ -144,19 +134,4 @@ func (l *located) children(path string) []string {
 		return cmp.Or(cmp.Compare(l.lines[path+"."+a], l.lines[path+"."+b]), strings.Compare(a, b))
 	})
 	return out
-}
-
-// String names the store for logs: "dynamodb table fngate-responses".
-func (s *Store) String() string {
-	switch s.Kind {
-	case StoreFile:
-		return "file " + s.Path
-	case StoreDynamoDB:
-		return "dynamodb table " + s.Table
-	case StoreFirestore:
-		return fmt.Sprintf("firestore collection %s (project %q, database %q)", s.Collection, s.Project, s.Database)
-	case "":
-		return "none"
-	}
-	return s.Kind
 }

@@ -16,12 +16,12 @@ func TestResponsesStoreSettings(t *testing.T) {
 		{"", Responses{Store: Store{Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
 		{"responses: {store: memory}", Responses{Store: Store{Kind: StoreMemory, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
 		{"responses: {store: none}", Responses{Store: Store{Kind: StoreNone, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
-		{"responses: {store: file}", Responses{Store: Store{Kind: StoreFile, Path: DefaultResponsesDir, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
+		{"responses: {store: file}", Responses{Store: Store{Kind: StoreFile, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
 		{"responses: {store: file, path: /var/lib/fngate, ttl: 1h}", Responses{Store: Store{Kind: StoreFile, Path: "/var/lib/fngate", Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(time.Hour)}},
 		{"responses: {store: dynamodb, table: fngate-responses, timeout: 500ms}", Responses{Store: Store{Kind: StoreDynamoDB, Table: "fngate-responses", Timeout: Duration(500 * time.Millisecond)}, TTL: Duration(DefaultResponsesTTL)}},
 		{"responses: {store: dynamodb}", Responses{Store: Store{Kind: StoreDynamoDB, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
 		{"responses: {store: firestore, project: p, database: d, ttl: 7d}", Responses{}}, // 7d is no Go duration: refused below
-		{"responses: {store: firestore, project: p, database: d, ttl: 168h}", Responses{Store: Store{Kind: StoreFirestore, Project: "p", Database: "d", Collection: DefaultResponsesCollection, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(168 * time.Hour)}},
+		{"responses: {store: firestore, project: p, database: d, ttl: 168h}", Responses{Store: Store{Kind: StoreFirestore, Project: "p", Database: "d", Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(168 * time.Hour)}},
 		{"responses: {store: firestore, collection: chats}", Responses{Store: Store{Kind: StoreFirestore, Collection: "chats", Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
 	} {
 		cfg, err := Parse(context.Background(), []byte(tc.yaml+"\n"+base), Options{})

@@ -33,6 +33,7 @@ import (
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
 )
@@ -56,6 +57,10 @@ type Options struct {
 	// OnAttempt, when set, receives every attempt record after it is logged. It runs on the
 	// request path and must not block (the EventBridge publisher queues and returns).
 	OnAttempt func(*AttemptRecord)
+	// ResponseStore keeps the Responses door's stored responses (store: true,
+	// previous_response_id, GET and DELETE /v1/responses/{id}); nil stores none. Each
+	// platform opens the one the config's responses section names.
+	ResponseStore responsestore.Store
 }
 
 // Gateway serves the API. Safe for concurrent use.

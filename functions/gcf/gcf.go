@@ -15,6 +15,8 @@
 //	FNGATE_CONFIG        a config file, typically a Secret Manager volume (/etc/fngate/fngate.yaml)
 //	                     (neither: the embedded default catalog)
 //	ROUTE_STATE_PROJECT  self-repair: read route state from Firestore (selfrepair.go)
+//	RESPONSES_PROJECT    stored responses in Firestore, with RESPONSES_DATABASE and
+//	                     RESPONSES_COLLECTION (responses.go)
 //	FNGATE_INVOKER_AUTH  IAM when only IAM principals may invoke (roles/run.invoker), PUBLIC
 //	                     (default) when allUsers may: a public function refuses to serve
 //	                     without client keys unless the config says auth: none
@@ -74,12 +76,17 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 	if err := selfRepair(ctx, getenv, logger, &gopt); err != nil {
 		return nil, err
 	}
+	responses, stored, err := responseStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	gopt.ResponseStore = responses
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
-		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)))
+		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored))
 	return gw, nil
 }
 

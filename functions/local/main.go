@@ -4,6 +4,8 @@
 //
 // FNGATE_CONFIG and FNGATE_ADDR stand in for the flags. Without a config the embedded default
 // serves the mock models and whatever providers the environment has credentials for.
+// Stored responses stay in memory unless the config's responses section says file (or
+// none); see responses.go.
 package main
 
 import (
@@ -72,6 +74,11 @@ func run() error {
 		defer cache.Close()
 		gopt.RouteState = cache
 	}
+	responses, stored, err := responseStore(cfg)
+	if err != nil {
+		return err
+	}
+	gopt.ResponseStore = responses
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err
@@ -94,7 +101,8 @@ func run() error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)))
+	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),
+		slog.String("responses", stored))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
