@@ -8,13 +8,14 @@
 //	dynamostore/      a DynamoDB table (the Lambda function)
 //	firestorestore/   a Firestore collection (Cloud Functions)
 //	storetest/        the conformance suite every store passes
-//	internal/record   the key and compressed body the cloud stores share
+//	internal/record   what the cloud stores share: the key, the compressed body, its parts
 //
 // Expiry is each store's own: a response is gone once its clock reaches Expires, though the
 // cloud stores' TTL deletes it only later. The cloud stores compress a response's input and
-// response and refuse, with ErrTooLarge, one that does not fit their item limit even so
-// (DynamoDB 400 KB, Firestore 1 MiB). Every call of theirs is bounded by its own timeout and
-// fails with an error other than ErrNotFound when the store cannot be reached.
+// response, cut what does not fit one item (DynamoDB 400 KB, Firestore 1 MiB) into parts
+// written before the item that names them, and refuse with ErrTooLarge a response of more
+// than 8 MiB compressed. Each of their calls is bounded by its own timeout and fails with an
+// error other than ErrNotFound when the store cannot be reached.
 package responsestore
 
 import (

@@ -1,7 +1,8 @@
 // Package dynamostore keeps stored responses in a DynamoDB table, for the Lambda function.
 //
 // Table: partition key pk (S), on-demand billing, TTL on expires_at (see CreateTable; the
-// IaC declares the same). One item per response:
+// IaC declares the same). A response is one head item, and when its body does not fit in
+// the head, parts:
 //
 //	pk          the owner and the id (record.Key): another key's response is another item
 //	owner, id   as given, checked again on every read
@@ -10,20 +11,25 @@
 //	expires     the times do and a condition can compare them
 //	expires_at  expires in Unix seconds, for DynamoDB's TTL, which deletes up to days
 //	            late: reads and deletes compare expires with the store's clock themselves
-//	body        the input and the response, compressed (record.Pack)
+//	body        the input and the response, compressed (record.Pack), when it fits
+//	gen, parts  otherwise: the body is in parts items pk = record.PartKey(pk, gen, i),
+//	            each with body and expires_at
 //
-// An item holds at most 400 KB. A response is compressed (conversations are text, which
-// gzip shrinks four to ten times) and refused with ErrTooLarge when its item would still
-// exceed MaxItemBytes: splitting one response over several items would make every read a
-// multi-item read that DynamoDB does not isolate from a concurrent replace, for the rare
-// response of megabytes (mostly inline images) that the gateway then keeps no longer. The
-// refusal is checked before any call, so nothing is written.
+// An item holds at most 400 KB; gzip takes recorded agent conversations (Claude Code,
+// Codex) to a third or so. A body that does not fit in the head is cut into parts, written
+// first (in parallel) and the head that names them last, so a reader, which finds parts
+// only through a head, reads a whole response or none (see record.Generation); a response
+// of up to MaxBodyBytes compressed is stored, a larger one refused with ErrTooLarge before
+// any call. Parts whose head was never written (a failed Put) or was replaced are left to
+// TTL: nothing reads them. Deleting a response deletes its head, then its parts.
 //
 // Reads are strongly consistent: the next turn of a conversation may reach another
-// instance milliseconds after the Put. Every call runs under its own timeout.
+// instance milliseconds after the Put. Each Put, Get and Delete runs under the store's
+// timeout. IAM: GetItem, PutItem and DeleteItem on the table, nothing else.
 package dynamostore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,8 +55,14 @@ const (
 	// MaxItemBytes is the largest item the store writes: DynamoDB's 400 KB taken as 400,000
 	// bytes, below both DynamoDB's own limit (409,600) and moto's (405,000).
 	MaxItemBytes = 400_000
-	// maxKeyBytes is DynamoDB's limit on a partition key.
-	maxKeyBytes = 2048
+	// partBytes is the body a part carries: an item's limit less its key and the names.
+	partBytes = MaxItemBytes - 4096
+	// MaxBodyBytes is the largest compressed body stored.
+	MaxBodyBytes = record.MaxBody
+	// concurrency bounds the parts one call reads or writes at a time.
+	concurrency = 8
+	// maxKeyBytes is DynamoDB's limit on a partition key, less what a part key adds.
+	maxKeyBytes = 2048 - 64
 	// DefaultTimeout bounds a call when Options.Timeout is 0.
 	DefaultTimeout = 2 * time.Second
 )
@@ -93,62 +105,88 @@ func New(db API, table string, opt Options) *Store {
 	return s
 }
 
+type item = map[string]types.AttributeValue
+
 func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
-func keyOf(id, owner string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{KeyPartition: str(record.Key(owner, id))}
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
+func keyAt(pk string) item { return item{KeyPartition: str(pk)} }
+
 func (s *Store) Put(ctx context.Context, st *responsestore.Stored) error {
-	item, err := s.item(st)
+	items, err := s.items(st)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+	put := func(it item) error {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: it})
+		return err
+	}
+	// The parts, then the head that names them.
+	parts := items[1:]
+	if err := record.Each(len(parts), concurrency, func(i int) error { return put(parts[i]) }); err != nil {
+		return s.failed("put", st.ID, ctx, err)
+	}
+	if err := put(items[0]); err != nil {
 		return s.failed("put", st.ID, ctx, err)
 	}
 	return nil
 }
 
-// item builds st's item, or says why it cannot be stored.
-func (s *Store) item(st *responsestore.Stored) (map[string]types.AttributeValue, error) {
+// items builds st's head, followed by its parts when the body does not fit in the head, or
+// says why it cannot be stored.
+func (s *Store) items(st *responsestore.Stored) ([]item, error) {
 	if st.Expires.IsZero() {
 		return nil, fmt.Errorf("dynamostore: put %s: no expiry", st.ID)
 	}
 	pk := record.Key(st.Owner, st.ID)
 	if len(pk) > maxKeyBytes {
-		return nil, fmt.Errorf("dynamostore: put %s: id and owner make a key of %d bytes, more than DynamoDB's %d", st.ID, len(pk), maxKeyBytes)
+		return nil, fmt.Errorf("dynamostore: put %s: id and owner make a key of %d bytes, more than the %d the store takes", st.ID, len(pk), maxKeyBytes)
 	}
 	body, err := record.Pack(st.Input, st.Response)
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: put %s: %w", st.ID, err)
 	}
-	item := map[string]types.AttributeValue{
+	ttl := num(st.Expires.Unix())
+	head := item{
 		KeyPartition: str(pk),
 		"owner":      str(st.Owner),
 		"id":         str(st.ID),
 		"created":    str(st.Created.UTC().Format(timeLayout)),
 		"expires":    str(st.Expires.UTC().Format(timeLayout)),
-		AttrTTL:      &types.AttributeValueMemberN{Value: strconv.FormatInt(st.Expires.Unix(), 10)},
+		AttrTTL:      ttl,
 		"body":       &types.AttributeValueMemberB{Value: body},
 	}
 	if st.Model != "" {
-		item["model"] = str(st.Model)
+		head["model"] = str(st.Model)
 	}
-	if n := itemSize(item); n > MaxItemBytes {
-		return nil, fmt.Errorf("%w: %s is a DynamoDB item of %d bytes compressed, over the %d the store writes", responsestore.ErrTooLarge, st.ID, n, MaxItemBytes)
+	if itemSize(head) <= MaxItemBytes {
+		return []item{head}, nil
 	}
-	return item, nil
+	delete(head, "body")
+	gen := record.Generation()
+	chunks := record.Split(body, partBytes)
+	head["gen"], head["parts"] = str(gen), num(int64(len(chunks)))
+	if len(body) > MaxBodyBytes || itemSize(head) > MaxItemBytes {
+		return nil, fmt.Errorf("%w: %s is %d bytes compressed, over the %d the store keeps", responsestore.ErrTooLarge, st.ID, len(body), MaxBodyBytes)
+	}
+	items := []item{head}
+	for i, c := range chunks {
+		items = append(items, item{KeyPartition: str(record.PartKey(pk, gen, i)), "body": &types.AttributeValueMemberB{Value: c}, AttrTTL: ttl})
+	}
+	return items, nil
 }
 
 // itemSize is an item's size as DynamoDB counts it against the limit: each attribute's
 // name and value in bytes. A number is counted as its digits plus one, at least what
 // DynamoDB counts (about one byte per two digits, plus one).
-func itemSize(item map[string]types.AttributeValue) int {
+func itemSize(it item) int {
 	n := 0
-	for name, v := range item {
+	for name, v := range it {
 		n += len(name)
 		switch v := v.(type) {
 		case *types.AttributeValueMemberS:
@@ -163,42 +201,79 @@ func itemSize(item map[string]types.AttributeValue) int {
 }
 
 func (s *Store) Get(ctx context.Context, id, owner string) (*responsestore.Stored, error) {
-	if len(record.Key(owner, id)) > maxKeyBytes {
+	pk := record.Key(owner, id)
+	if len(pk) > maxKeyBytes {
 		return nil, responsestore.ErrNotFound // Put refuses such keys: none is stored
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keyOf(id, owner), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keyAt(pk), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, s.failed("get", id, ctx, err)
 	}
 	if out.Item == nil {
 		return nil, responsestore.ErrNotFound
 	}
-	st, err := decode(out.Item)
+	st, h, err := decode(out.Item)
 	if err != nil {
 		return nil, fmt.Errorf("dynamostore: get %s from table %s: %w", id, s.table, err)
 	}
 	if st.ID != id || st.Owner != owner || !s.now().Before(st.Expires) {
 		return nil, responsestore.ErrNotFound
 	}
+	body := h.body
+	if h.parts > 0 {
+		if body, err = s.readParts(ctx, pk, h); err != nil {
+			return nil, s.failed("get", id, ctx, err)
+		}
+		if body == nil {
+			return nil, responsestore.ErrNotFound // deleted since the head was read
+		}
+	}
+	if st.Input, st.Response, err = record.Unpack(body); err != nil {
+		return nil, fmt.Errorf("dynamostore: get %s from table %s: %w", id, s.table, err)
+	}
 	return st, nil
 }
 
+// readParts reads a head's parts and joins them; nil when one is gone.
+func (s *Store) readParts(ctx context.Context, pk string, h head) ([]byte, error) {
+	chunks := make([][]byte, h.parts)
+	gone := false
+	err := record.Each(h.parts, concurrency, func(i int) error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keyAt(record.PartKey(pk, h.gen, i)), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return err
+		}
+		if b, ok := out.Item["body"].(*types.AttributeValueMemberB); ok {
+			chunks[i] = b.Value
+		} else {
+			gone = true // a write to gone races harmlessly: only true is ever written
+		}
+		return nil
+	})
+	if err != nil || gone {
+		return nil, err
+	}
+	return bytes.Join(chunks, nil), nil
+}
+
 func (s *Store) Delete(ctx context.Context, id, owner string) error {
-	if len(record.Key(owner, id)) > maxKeyBytes {
+	pk := record.Key(owner, id)
+	if len(pk) > maxKeyBytes {
 		return responsestore.ErrNotFound
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	// One conditional call: of concurrent deletes one succeeds, and an expired response
 	// still in the table (TTL is late) is not there for the caller.
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                 &s.table,
-		Key:                       keyOf(id, owner),
+		Key:                       keyAt(pk),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND #expires > :now"),
 		ExpressionAttributeNames:  map[string]string{"#expires": "expires"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":now": str(s.now().UTC().Format(timeLayout))},
+		ReturnValues:              types.ReturnValueAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
@@ -206,6 +281,13 @@ func (s *Store) Delete(ctx context.Context, id, owner string) error {
 	}
 	if err != nil {
 		return s.failed("delete", id, ctx, err)
+	}
+	// The response is gone with its head; its parts go now, or with TTL if this fails.
+	if _, h, err := decode(out.Attributes); err == nil && h.parts > 0 {
+		_ = record.Each(h.parts, concurrency, func(i int) error {
+			_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: keyAt(record.PartKey(pk, h.gen, i))})
+			return err
+		})
 	}
 	return nil
 }
@@ -218,30 +300,39 @@ func (s *Store) failed(op, id string, ctx context.Context, err error) error {
 	return fmt.Errorf("dynamostore: %s %s on table %s: %w", op, id, s.table, err)
 }
 
-func decode(item map[string]types.AttributeValue) (*responsestore.Stored, error) {
+// head is where a head item's body is: in it, or in parts of a generation.
+type head struct {
+	body  []byte
+	gen   string
+	parts int
+}
+
+func decode(it item) (*responsestore.Stored, head, error) {
 	st := &responsestore.Stored{}
-	var body []byte
+	var h head
 	var err error
 	text := func(name string) string {
-		if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		if v, ok := it[name].(*types.AttributeValueMemberS); ok {
 			return v.Value
 		}
 		return ""
 	}
-	st.ID, st.Owner, st.Model = text("id"), text("owner"), text("model")
+	st.ID, st.Owner, st.Model, h.gen = text("id"), text("owner"), text("model"), text("gen")
 	if st.Created, err = time.Parse(timeLayout, text("created")); err != nil {
-		return nil, fmt.Errorf("created: %w", err)
+		return nil, h, fmt.Errorf("created: %w", err)
 	}
 	if st.Expires, err = time.Parse(timeLayout, text("expires")); err != nil {
-		return nil, fmt.Errorf("expires: %w", err)
+		return nil, h, fmt.Errorf("expires: %w", err)
 	}
-	if b, ok := item["body"].(*types.AttributeValueMemberB); ok {
-		body = b.Value
+	if b, ok := it["body"].(*types.AttributeValueMemberB); ok {
+		h.body = b.Value
 	}
-	if st.Input, st.Response, err = record.Unpack(body); err != nil {
-		return nil, err
+	if n, ok := it["parts"].(*types.AttributeValueMemberN); ok {
+		if h.parts, err = strconv.Atoi(n.Value); err != nil || h.parts < 0 || h.parts > MaxBodyBytes/partBytes+1 {
+			return nil, h, fmt.Errorf("parts: %q", n.Value)
+		}
 	}
-	return st, nil
+	return st, h, nil
 }
 
 // CreateTable creates a table with the schema the store expects, waits until it is active

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,8 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fngate/fngate/core/responsestore"
+	"github.com/fngate/fngate/core/responsestore/internal/record"
 	"github.com/fngate/fngate/core/responsestore/storetest"
 	"github.com/fngate/fngate/internal/emulator"
 )
@@ -47,52 +50,106 @@ func TestStoreAgainstMoto(t *testing.T) {
 		// moto answers one request at a time (see emulator.Moto): the concurrent subtests
 		// queue, so a call may wait for the others.
 		return New(db, newTable(t, db), Options{Now: now, Timeout: 20 * time.Second})
-	}, storetest.Options{Limit: MaxItemBytes - 512})
+	}, storetest.Options{Limit: MaxBodyBytes})
 }
 
-// The limit is exact: an item of MaxItemBytes as the store counts it is written (so the
-// count is never below DynamoDB's), one byte more is refused before any call.
-func TestItemAtTheLimit(t *testing.T) {
+// The head's limit is exact: an item of MaxItemBytes as the store counts it is written
+// whole (so the count is never below DynamoDB's); one byte more goes into parts, which read
+// back whole, are replaced by a smaller response, and are deleted with their head.
+func TestItemAtTheLimitAndParts(t *testing.T) {
 	db := client(emulator.Moto(t))
-	s := New(db, newTable(t, db), Options{Timeout: 20 * time.Second})
+	table := newTable(t, db)
+	calls := &countingAPI{API: db}
+	s := New(calls, table, Options{Timeout: 20 * time.Second})
 	ctx := context.Background()
 	now := time.Now()
 	st := &responsestore.Stored{ID: "resp_edge", Owner: "app", Created: now, Expires: now.Add(time.Hour),
 		Response: []byte(`{"id":"resp_edge","output":"` + strings.Repeat("x", 10) + `"}`)}
 	// Pad the model, which counts byte for byte, up to the limit.
-	item, err := s.item(st)
+	items, err := s.items(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Model = strings.Repeat("m", MaxItemBytes-itemSize(item)-len("model"))
-	if item, err = s.item(st); err != nil || itemSize(item) != MaxItemBytes {
-		t.Fatalf("padded item: %d bytes, %v; want exactly %d", itemSize(item), err, MaxItemBytes)
+	st.Model = strings.Repeat("m", MaxItemBytes-itemSize(items[0])-len("model"))
+	if items, err = s.items(st); err != nil || len(items) != 1 || itemSize(items[0]) != MaxItemBytes {
+		t.Fatalf("padded item: %d items, %v; want one of exactly %d bytes", len(items), err, MaxItemBytes)
 	}
 	if err := s.Put(ctx, st); err != nil {
 		t.Fatalf("an item of exactly MaxItemBytes was refused: %v", err)
 	}
-	got, err := s.Get(ctx, st.ID, st.Owner)
-	if err != nil || got.Model != st.Model {
+	if got, err := s.Get(ctx, st.ID, st.Owner); err != nil || got.Model != st.Model {
 		t.Fatalf("Get: %v", err)
 	}
-	st.Model += "m"
-	calls := &countingAPI{API: db}
-	if err := New(calls, s.table, Options{}).Put(ctx, st); !errors.Is(err, responsestore.ErrTooLarge) {
-		t.Fatalf("an item one byte over: err = %v, want ErrTooLarge", err)
+	if calls.puts.Load() != 1 {
+		t.Errorf("an item within the limit took %d PutItem calls, want 1", calls.puts.Load())
 	}
-	if calls.n.Load() != 0 {
-		t.Errorf("the refused item was sent to DynamoDB")
+
+	// Over one item: the body moves to parts, written before the head.
+	st.Model = strings.Repeat("m", 100)
+	st.Input = random(MaxItemBytes)
+	if err := s.Put(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if calls.puts.Load() != 1+3 || calls.lastPut.Load() != record.Key(st.Owner, st.ID) {
+		t.Errorf("a response over one item took %d PutItem calls, the last on %v; want 3 (two parts, then the head)", calls.puts.Load()-1, calls.lastPut.Load())
+	}
+	got, err := s.Get(ctx, st.ID, st.Owner)
+	if err != nil || string(got.Input) != string(st.Input) {
+		t.Fatalf("Get of a response in parts: %v", err)
+	}
+	if n := count(t, db, table); n != 3 {
+		t.Errorf("the table holds %d items, want the head and two parts", n)
+	}
+	must(t, s.Delete(ctx, st.ID, st.Owner))
+	if n := count(t, db, table); n != 0 {
+		t.Errorf("after Delete the table holds %d items, want none: the parts go with the head", n)
+	}
+}
+
+// random is n bytes gzip cannot shrink.
+func random(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
+func count(t *testing.T, db *dynamodb.Client, table string) int {
+	t.Helper()
+	out, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), Select: types.SelectCount})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(out.Count)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
 type countingAPI struct {
 	API
-	n atomic.Int32
+	puts    atomic.Int32
+	lastPut atomic.Value // the key of the last PutItem
 }
 
 func (c *countingAPI) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	c.n.Add(1)
+	c.puts.Add(1)
+	c.lastPut.Store(in.Item[KeyPartition].(*types.AttributeValueMemberS).Value)
 	return c.API.PutItem(ctx, in, optFns...)
+}
+
+// Beyond MaxBodyBytes a response is refused before any call.
+func TestTooLargeIsRefusedBeforeAnyCall(t *testing.T) {
+	calls := &countingAPI{}
+	now := time.Now()
+	st := &responsestore.Stored{ID: "resp_huge", Owner: "app", Created: now, Expires: now.Add(time.Hour),
+		Response: random(MaxBodyBytes + 1)}
+	if err := New(calls, "t", Options{}).Put(context.Background(), st); !errors.Is(err, responsestore.ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
 }
 
 // A table that does not answer fails each call after the store's timeout, as a failure,

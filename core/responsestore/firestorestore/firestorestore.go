@@ -1,23 +1,29 @@
 // Package firestorestore keeps stored responses in a Firestore collection (native mode), for
 // the Cloud Functions gateway.
 //
-// One document per response, its id the owner and the response id (record.Key: each
-// query-escaped, so no '/' splits the path and another key's response is another
-// document), with the fields
+// A response is one head document, and when its body does not fit in the head, parts. The
+// head's id is the owner and the response id (record.Key: each query-escaped, so no '/'
+// splits the path and another key's response is another document), with the fields
 //
-//	owner, id   as given, checked again on every read
-//	model       the gateway model
-//	created     timestamps (Firestore keeps microseconds)
-//	expires     the field the collection's TTL policy deletes on; TTL deletes up to a day
-//	            or more late, so reads and deletes compare it with the store's clock
-//	body        the input and the response, compressed (record.Pack)
+//	owner, id    as given, checked again on every read
+//	model        the gateway model
+//	created      timestamps (Firestore keeps microseconds)
+//	expires      the field the collection's TTL policy deletes on; TTL deletes up to a day
+//	             or more late, so reads and deletes compare it with the store's clock
+//	body         the input and the response, compressed (record.Pack), when it fits
+//	gen, parts   otherwise: the body is in parts documents record.PartKey(id, gen, i) of
+//	             the same collection, each with body and expires (so TTL takes them too)
 //
 // A document holds at most 1 MiB, counted as Firestore counts it (the document name, each
-// field's name and value, 32 bytes more). A response is compressed and refused with
-// ErrTooLarge when its document would still be larger, before any call, for the reasons
-// dynamostore gives: one document per response keeps every read and write atomic.
+// field's name and value, 32 bytes more). A larger body is cut into parts, written first
+// (in parallel, each its own commit: the emulator takes at most 4 MiB in one request) and
+// the head that names them last, so a reader, which finds parts only through a head, reads
+// a whole response or none (see record.Generation); a response of up to MaxBodyBytes
+// compressed is stored, a larger one refused with ErrTooLarge before any call. Parts whose
+// head was never written (a failed Put) or was replaced are left to TTL: nothing reads
+// them. A delete removes the head and its parts in one transaction.
 //
-// Every call runs under its own timeout.
+// Each Put, Get and Delete runs under the store's timeout.
 package firestorestore
 
 import (
@@ -40,8 +46,14 @@ const (
 	MaxDocumentBytes = 1 << 20
 	// maxFieldBytes is Firestore's limit on one field's value (1 MiB - 89 bytes).
 	maxFieldBytes = 1<<20 - 89
-	// maxIDBytes is Firestore's limit on a document id.
-	maxIDBytes = 1500
+	// partBytes is the body a part carries: a document's limit less its name and fields.
+	partBytes = MaxDocumentBytes - 8<<10
+	// MaxBodyBytes is the largest compressed body stored.
+	MaxBodyBytes = record.MaxBody
+	// concurrency bounds the parts one call writes at a time.
+	concurrency = 4
+	// maxIDBytes is Firestore's limit on a document id, less what a part id adds.
+	maxIDBytes = 1500 - 64
 	// DefaultTimeout bounds a call when Options.Timeout is 0.
 	DefaultTimeout = 2 * time.Second
 	// TTLField is the field the collection's TTL policy names; the IaC declares the same.
@@ -76,31 +88,47 @@ func New(c *firestore.Client, collection string, opt Options) *Store {
 	return s
 }
 
-// document is a stored response's fields.
+// document is a stored response's head.
 type document struct {
 	Owner   string    `firestore:"owner"`
 	ID      string    `firestore:"id"`
 	Model   string    `firestore:"model,omitempty"`
 	Created time.Time `firestore:"created"`
 	Expires time.Time `firestore:"expires"`
-	Body    []byte    `firestore:"body"`
+	Body    []byte    `firestore:"body,omitempty"`
+	Gen     string    `firestore:"gen,omitempty"`
+	Parts   int       `firestore:"parts,omitempty"`
 }
 
-// size is the document's size as Firestore counts it: the name (each path segment's bytes
-// plus one, plus 16), each field's name (bytes plus one) and value (a string's bytes plus
-// one, the bytes of a byte string, 8 for a timestamp), and 32.
-func (d *document) size(collection, docID string) int {
-	n := len(collection) + 1 + len(docID) + 1 + 16 + 32
-	field := func(name string, value int) { n += len(name) + 1 + value }
-	field("owner", len(d.Owner)+1)
-	field("id", len(d.ID)+1)
-	if d.Model != "" {
-		field("model", len(d.Model)+1)
+// part is one piece of a body too large for its head.
+type part struct {
+	Body    []byte    `firestore:"body"`
+	Expires time.Time `firestore:"expires"`
+}
+
+// docSize counts a document as Firestore does: its name (each path segment's bytes plus
+// one, plus 16), each field's name (bytes plus one) and value (a string's bytes plus one,
+// the bytes of a byte string, 8 for a timestamp or an integer), and 32.
+func docSize(collection, id string, fields map[string]int) int {
+	n := len(collection) + 1 + len(id) + 1 + 16 + 32
+	for name, value := range fields {
+		n += len(name) + 1 + value
 	}
-	field("created", 8)
-	field("expires", 8)
-	field("body", len(d.Body))
 	return n
+}
+
+func (d *document) size(collection, id string) int {
+	f := map[string]int{"owner": len(d.Owner) + 1, "id": len(d.ID) + 1, "created": 8, "expires": 8}
+	if d.Model != "" {
+		f["model"] = len(d.Model) + 1
+	}
+	if d.Body != nil {
+		f["body"] = len(d.Body)
+	}
+	if d.Gen != "" {
+		f["gen"], f["parts"] = len(d.Gen)+1, 8
+	}
+	return docSize(collection, id, f)
 }
 
 func (s *Store) ref(id, owner string) (*firestore.DocumentRef, bool) {
@@ -111,37 +139,63 @@ func (s *Store) ref(id, owner string) (*firestore.DocumentRef, bool) {
 	return s.col.Doc(key), true
 }
 
+func (s *Store) partRef(head *firestore.DocumentRef, gen string, i int) *firestore.DocumentRef {
+	return s.col.Doc(record.PartKey(head.ID, gen, i))
+}
+
 func (s *Store) Put(ctx context.Context, st *responsestore.Stored) error {
-	d, ref, err := s.document(st)
+	d, parts, ref, err := s.document(st)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if _, err := ref.Set(ctx, d); err != nil {
+	// The parts, then the head that names them.
+	err = record.Each(len(parts), concurrency, func(i int) error {
+		_, err := s.partRef(ref, d.Gen, i).Set(ctx, parts[i])
+		return err
+	})
+	if err == nil {
+		_, err = ref.Set(ctx, d)
+	}
+	if err != nil {
 		return s.failed("put", st.ID, ctx, err)
 	}
 	return nil
 }
 
-// document builds st's document, or says why it cannot be stored.
-func (s *Store) document(st *responsestore.Stored) (*document, *firestore.DocumentRef, error) {
+// document builds st's head, and its parts when the body does not fit in the head, or says
+// why it cannot be stored.
+func (s *Store) document(st *responsestore.Stored) (*document, []*part, *firestore.DocumentRef, error) {
 	if st.Expires.IsZero() {
-		return nil, nil, fmt.Errorf("firestorestore: put %s: no expiry", st.ID)
+		return nil, nil, nil, fmt.Errorf("firestorestore: put %s: no expiry", st.ID)
 	}
 	ref, ok := s.ref(st.ID, st.Owner)
 	if !ok {
-		return nil, nil, fmt.Errorf("firestorestore: put %s: id and owner make a document id longer than Firestore's %d bytes", st.ID, maxIDBytes)
+		return nil, nil, nil, fmt.Errorf("firestorestore: put %s: id and owner make a document id longer than the %d bytes the store takes", st.ID, maxIDBytes)
 	}
 	body, err := record.Pack(st.Input, st.Response)
 	if err != nil {
-		return nil, nil, fmt.Errorf("firestorestore: put %s: %w", st.ID, err)
+		return nil, nil, nil, fmt.Errorf("firestorestore: put %s: %w", st.ID, err)
 	}
 	d := &document{Owner: st.Owner, ID: st.ID, Model: st.Model, Created: st.Created, Expires: st.Expires, Body: body}
-	if n := d.size(s.col.ID, ref.ID); n > MaxDocumentBytes || len(body) > maxFieldBytes {
-		return nil, nil, fmt.Errorf("%w: %s is a Firestore document of %d bytes compressed, over the limit of %d", responsestore.ErrTooLarge, st.ID, n, MaxDocumentBytes)
+	if d.size(s.col.ID, ref.ID) <= MaxDocumentBytes && len(body) <= maxFieldBytes {
+		return d, nil, ref, nil
 	}
-	return d, ref, nil
+	d.Body, d.Gen = nil, record.Generation()
+	chunks := record.Split(body, partBytes)
+	d.Parts = len(chunks)
+	if len(body) > MaxBodyBytes || d.size(s.col.ID, ref.ID) > MaxDocumentBytes {
+		return nil, nil, nil, fmt.Errorf("%w: %s is %d bytes compressed, over the %d the store keeps", responsestore.ErrTooLarge, st.ID, len(body), MaxBodyBytes)
+	}
+	parts := make([]*part, len(chunks))
+	for i, c := range chunks {
+		parts[i] = &part{Body: c, Expires: st.Expires}
+		if n := docSize(s.col.ID, s.partRef(ref, d.Gen, i).ID, map[string]int{"body": len(c), "expires": 8}); n > MaxDocumentBytes {
+			return nil, nil, nil, fmt.Errorf("firestorestore: put %s: a part of %d bytes; the collection name is too long", st.ID, n)
+		}
+	}
+	return d, parts, ref, nil
 }
 
 func (s *Store) Get(ctx context.Context, id, owner string) (*responsestore.Stored, error) {
@@ -162,8 +216,29 @@ func (s *Store) Get(ctx context.Context, id, owner string) (*responsestore.Store
 	if err != nil {
 		return nil, err
 	}
+	body := d.Body
+	if d.Parts > 0 {
+		refs := make([]*firestore.DocumentRef, d.Parts)
+		for i := range refs {
+			refs[i] = s.partRef(ref, d.Gen, i)
+		}
+		snaps, err := s.c.GetAll(ctx, refs)
+		if err != nil {
+			return nil, s.failed("get", id, ctx, err)
+		}
+		for _, ps := range snaps {
+			var p part
+			if !ps.Exists() {
+				return nil, responsestore.ErrNotFound // deleted since the head was read
+			}
+			if err := ps.DataTo(&p); err != nil {
+				return nil, fmt.Errorf("firestorestore: %s: %w", ps.Ref.ID, err)
+			}
+			body = append(body, p.Body...)
+		}
+	}
 	st := &responsestore.Stored{ID: d.ID, Owner: d.Owner, Model: d.Model, Created: d.Created, Expires: d.Expires}
-	if st.Input, st.Response, err = record.Unpack(d.Body); err != nil {
+	if st.Input, st.Response, err = record.Unpack(body); err != nil {
 		return nil, fmt.Errorf("firestorestore: get %s: %w", id, err)
 	}
 	return st, nil
@@ -176,7 +251,7 @@ func (s *Store) live(snap *firestore.DocumentSnapshot, id, owner string) (*docum
 	if err := snap.DataTo(&d); err != nil {
 		return nil, fmt.Errorf("firestorestore: %s: %w", snap.Ref.ID, err)
 	}
-	if d.ID != id || d.Owner != owner || !s.now().Before(d.Expires) {
+	if d.ID != id || d.Owner != owner || !s.now().Before(d.Expires) || d.Parts < 0 || d.Parts > MaxBodyBytes/partBytes+1 {
 		return nil, responsestore.ErrNotFound
 	}
 	return &d, nil
@@ -189,8 +264,8 @@ func (s *Store) Delete(ctx context.Context, id, owner string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	// A transaction: of concurrent deletes one succeeds, and an expired response still
-	// present (TTL is late) is not there for the caller.
+	// A transaction: of concurrent deletes one succeeds, an expired response still present
+	// (TTL is late) is not there for the caller, and the parts go with the head.
 	err := s.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
 		snap, err := tx.Get(ref)
 		if status.Code(err) == codes.NotFound {
@@ -199,8 +274,14 @@ func (s *Store) Delete(ctx context.Context, id, owner string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := s.live(snap, id, owner); err != nil {
+		d, err := s.live(snap, id, owner)
+		if err != nil {
 			return err
+		}
+		for i := range d.Parts {
+			if err := tx.Delete(s.partRef(ref, d.Gen, i)); err != nil {
+				return err
+			}
 		}
 		return tx.Delete(ref)
 	})

@@ -2,6 +2,7 @@ package firestorestore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,25 +42,28 @@ func TestStoreAgainstEmulator(t *testing.T) {
 	c := emulatorClient(t, emulator.Firestore(t))
 	storetest.Run(t, func(t *testing.T, now func() time.Time) responsestore.Store {
 		return New(c, collection(), Options{Now: now, Timeout: 20 * time.Second})
-	}, storetest.Options{Limit: MaxDocumentBytes - 512})
+	}, storetest.Options{Limit: MaxBodyBytes})
 }
 
-// The limit is exact: a document of MaxDocumentBytes as the store counts it is written (so
-// the count is never below Firestore's), one byte more is refused before any call.
-func TestDocumentAtTheLimit(t *testing.T) {
+// The head's limit is exact: a document of MaxDocumentBytes as the store counts it is
+// written whole (so the count is never below Firestore's, and the emulator refuses one byte
+// more); beyond it the body goes into parts, which read back whole and are deleted with
+// their head.
+func TestDocumentAtTheLimitAndParts(t *testing.T) {
 	c := emulatorClient(t, emulator.Firestore(t))
 	s := New(c, collection(), Options{Timeout: 20 * time.Second})
 	ctx := context.Background()
 	now := time.Now()
 	st := &responsestore.Stored{ID: "resp_edge", Owner: "app", Created: now, Expires: now.Add(time.Hour),
 		Model: "m", Response: []byte(`{"id":"resp_edge"}`)}
-	d, ref, err := s.document(st)
+	d, _, ref, err := s.document(st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Model += strings.Repeat("m", MaxDocumentBytes-d.size(s.col.ID, ref.ID))
-	if d, ref, err = s.document(st); err != nil || d.size(s.col.ID, ref.ID) != MaxDocumentBytes {
-		t.Fatalf("padded document: %v; want exactly %d bytes", err, MaxDocumentBytes)
+	d, parts, ref, err := s.document(st)
+	if err != nil || len(parts) != 0 || d.size(s.col.ID, ref.ID) != MaxDocumentBytes {
+		t.Fatalf("padded document: %d parts, %v; want one document of exactly %d bytes", len(parts), err, MaxDocumentBytes)
 	}
 	if err := s.Put(ctx, st); err != nil {
 		t.Fatalf("a document of exactly MaxDocumentBytes was refused: %v", err)
@@ -67,14 +71,54 @@ func TestDocumentAtTheLimit(t *testing.T) {
 	if got, err := s.Get(ctx, st.ID, st.Owner); err != nil || got.Model != st.Model {
 		t.Fatalf("Get: %v", err)
 	}
-	st.Model += "m"
-	if err := s.Put(ctx, st); !errors.Is(err, responsestore.ErrTooLarge) {
-		t.Fatalf("a document one byte over: err = %v, want ErrTooLarge", err)
-	}
-	// The emulator agrees that it is over: written directly, it is refused.
-	d.Model = st.Model
+	// The emulator counts as the store does: one byte more is refused.
+	d.Model += "m"
 	if _, err := ref.Set(ctx, d); err == nil {
-		t.Logf("the emulator took a document of %d bytes; Firestore's limit is %d", MaxDocumentBytes+1, MaxDocumentBytes)
+		t.Errorf("the emulator took a document of %d bytes; the store's count is off", MaxDocumentBytes+1)
+	}
+
+	// Over a document: the body moves to parts.
+	st.Model = "m"
+	st.Input = make([]byte, MaxDocumentBytes)
+	_, _ = rand.Read(st.Input)
+	if _, parts, _, err := s.document(st); err != nil || len(parts) != 2 {
+		t.Fatalf("a response of 1 MiB random bytes: %d parts, %v; want 2", len(parts), err)
+	}
+	if err := s.Put(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, st.ID, st.Owner)
+	if err != nil || string(got.Input) != string(st.Input) {
+		t.Fatalf("Get of a response in parts: %v", err)
+	}
+	if n := count(t, s); n != 3 {
+		t.Errorf("the collection holds %d documents, want the head and two parts", n)
+	}
+	if err := s.Delete(ctx, st.ID, st.Owner); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s); n != 0 {
+		t.Errorf("after Delete the collection holds %d documents, want none: the parts go with the head", n)
+	}
+}
+
+func count(t *testing.T, s *Store) int {
+	t.Helper()
+	docs, err := s.col.Documents(context.Background()).GetAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(docs)
+}
+
+// Beyond MaxBodyBytes a response is refused before any call (the client here reaches nothing).
+func TestTooLargeIsRefusedBeforeAnyCall(t *testing.T) {
+	c := emulatorClient(t, "127.0.0.1:1")
+	now := time.Now()
+	st := &responsestore.Stored{ID: "resp_huge", Owner: "app", Created: now, Expires: now.Add(time.Hour), Response: make([]byte, MaxBodyBytes+1)}
+	_, _ = rand.Read(st.Response)
+	if err := New(c, "responses", Options{Timeout: time.Minute}).Put(context.Background(), st); !errors.Is(err, responsestore.ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}
 }
 

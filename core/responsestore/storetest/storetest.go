@@ -167,6 +167,58 @@ func Run(t *testing.T, open Open, opt Options) {
 		same(t, got, second)
 	})
 
+	t.Run("large and small replace each other", func(t *testing.T) {
+		s, _ := start(t)
+		n := 1 << 20
+		if opt.Limit > 0 {
+			n = opt.Limit / 2 // more than one item of a store with items, if it has them
+		}
+		large := sized(n)
+		small := stored(large.ID, large.Owner, "small")
+		for _, w := range []*responsestore.Stored{large, small, large} {
+			must(t, s.Put(ctx, w))
+			got, err := s.Get(ctx, w.ID, w.Owner)
+			must(t, err)
+			same(t, got, w)
+		}
+		must(t, s.Delete(ctx, large.ID, large.Owner))
+		if _, err := s.Get(ctx, large.ID, large.Owner); !errors.Is(err, responsestore.ErrNotFound) {
+			t.Fatalf("Get of a deleted large response: err = %v, want ErrNotFound", err)
+		}
+
+		// Readers racing writers of one id each read one response whole, never a mix.
+		variants := make([]*responsestore.Stored, 3)
+		for i := range variants {
+			variants[i] = sized(n / 2)
+		}
+		must(t, s.Put(ctx, variants[0]))
+		var wg sync.WaitGroup
+		for i := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i < len(variants) {
+					if err := s.Put(ctx, variants[i]); err != nil {
+						t.Errorf("Put: %v", err)
+					}
+					return
+				}
+				got, err := s.Get(ctx, large.ID, large.Owner)
+				if err != nil {
+					t.Errorf("Get while others write: %v", err)
+					return
+				}
+				for _, v := range variants {
+					if bytes.Equal(got.Response, v.Response) && bytes.Equal(got.Input, v.Input) {
+						return
+					}
+				}
+				t.Errorf("Get while others write read none of the responses written whole")
+			}()
+		}
+		wg.Wait()
+	})
+
 	t.Run("concurrent puts", func(t *testing.T) {
 		s, _ := start(t)
 		const n = 12
@@ -254,14 +306,15 @@ func Run(t *testing.T, open Open, opt Options) {
 
 		// What does not compress is stored up to the limit, and refused beyond it, leaving
 		// the response stored before under the same id as it was.
-		under := sized(opt.Limit - 16<<10)
+		margin := max(16<<10, opt.Limit/50)
+		under := sized(opt.Limit - margin)
 		must(t, s.Put(ctx, under))
 		got, err = s.Get(ctx, under.ID, under.Owner)
 		must(t, err)
 		same(t, got, under)
-		over := sized(opt.Limit + 16<<10)
+		over := sized(opt.Limit + margin)
 		if err := s.Put(ctx, over); !errors.Is(err, responsestore.ErrTooLarge) {
-			t.Fatalf("Put of a body of about %d bytes compressed, over the limit of %d: err = %v, want ErrTooLarge", opt.Limit+16<<10, opt.Limit, err)
+			t.Fatalf("Put of a body of about %d bytes compressed, over the limit of %d: err = %v, want ErrTooLarge", opt.Limit+margin, opt.Limit, err)
 		}
 		got, err = s.Get(ctx, under.ID, under.Owner)
 		must(t, err)

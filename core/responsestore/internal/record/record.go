@@ -1,15 +1,19 @@
-// Package record is what the cloud stores share: the key a response is stored under, and the
-// compressed body that carries its input and response.
+// Package record is what the cloud stores share: the key a response is stored under, the
+// compressed body that carries its input and response, and how a body too large for one
+// item is cut into parts.
 package record
 
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +27,56 @@ func Key(owner, id string) string {
 		k = "%5F" + k[1:]
 	}
 	return k
+}
+
+// PartKey is the key of part i of a body written as generation gen under key. A Key never
+// holds '#' (query escaping writes it %23), so no part key is another response's key.
+func PartKey(key, gen string, i int) string { return key + "#" + gen + "#" + strconv.Itoa(i) }
+
+// Generation returns a fresh name for one write of a body in parts. Parts are written
+// first, each on its own, and the head that names their generation last; they are never
+// rewritten. So a reader, which finds parts only through a head, sees a whole body or none:
+// a replace writes a new generation and repoints the head, and a reader holding the old head
+// still finds the old parts.
+func Generation() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// MaxBody is the largest compressed body a store with parts keeps: about 20 MB of
+// conversation text at the third or so gzip leaves of recorded agent conversations, more
+// than a model's context holds but for inline images.
+const MaxBody = 8 << 20
+
+// Each runs f(0) .. f(n-1), at most limit at a time, and returns the first error.
+func Each(n, limit int, f func(i int) error) error {
+	sem := make(chan struct{}, limit)
+	errs := make(chan error, n)
+	for i := range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			errs <- f(i)
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Split cuts body into parts of at most size bytes.
+func Split(body []byte, size int) [][]byte {
+	var parts [][]byte
+	for len(body) > size {
+		parts = append(parts, body[:size])
+		body = body[size:]
+	}
+	return append(parts, body)
 }
 
 // version starts every body, so a later layout can be told apart.

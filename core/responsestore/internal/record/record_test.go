@@ -3,7 +3,9 @@ package record
 import (
 	"bytes"
 	"crypto/rand"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -47,5 +49,47 @@ func TestPackRoundTripsBytes(t *testing.T) {
 		if _, _, err := Unpack(bad); err == nil {
 			t.Errorf("Unpack(%q) succeeded", bad)
 		}
+	}
+}
+
+func TestSplitJoins(t *testing.T) {
+	body := make([]byte, 1000)
+	_, _ = rand.Read(body)
+	for _, size := range []int{1, 7, 999, 1000, 1001} {
+		parts := Split(body, size)
+		var joined []byte
+		for _, p := range parts {
+			if len(p) > size || len(p) == 0 {
+				t.Errorf("size %d: a part of %d bytes", size, len(p))
+			}
+			joined = append(joined, p...)
+		}
+		if !bytes.Equal(joined, body) || len(parts) != (len(body)+size-1)/size {
+			t.Errorf("size %d: %d parts do not join to the body", size, len(parts))
+		}
+	}
+	if k := PartKey(Key("a#b", "c"), "g", 2); strings.Count(k, "#") != 2 {
+		t.Errorf("a '#' of the owner survived escaping: %q", k)
+	}
+}
+
+func TestEachRunsAllAndReportsAnError(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	running, most := 0, 0
+	err := Each(20, 3, func(i int) error {
+		mu.Lock()
+		seen[i] = true
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		defer func() { mu.Lock(); running--; mu.Unlock() }()
+		if i == 7 {
+			return errors.New("seven")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "seven" || len(seen) != 20 || most > 3 {
+		t.Errorf("Each: %v, ran %d, at most %d at once", err, len(seen), most)
 	}
 }
