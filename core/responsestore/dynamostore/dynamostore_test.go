@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 	"github.com/fngate/fngate/core/responsestore/storetest"
@@ -26,6 +27,7 @@ func client(endpoint string) *dynamodb.Client {
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		HTTPClient:   awsconf.HTTPClient(), // as the functions' clients (see awsconf.SafeBodies)
 	})
 }
 
