@@ -73,7 +73,7 @@ var dynamoTableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
 func (s *Store) validate(bad *problems, prefix string, extra ...string) {
 	kinds := []string{StoreMemory, StoreFile, StoreDynamoDB, StoreFirestore, StoreNone}
 	if s.Kind != "" && !slices.Contains(kinds, s.Kind) {
-		bad.add(prefix+".store", " must be one of %s, got %q", strings.Join(kinds, ", "), s.Kind)
+		bad.add(prefix+".store", " must be memory, file, dynamodb, firestore or none, got %q", s.Kind)
 		return
 	}
 	given := map[string]string{"path": s.Path, "table": s.Table, "project": s.Project, "database": s.Database, "collection": s.Collection}

@@ -46,7 +46,7 @@ func TestResponsesStoreMistakes(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml, path, why string
 	}{
-		{"an unknown store", "responses:\n  store: redis # <-\n", "responses.store", `must be one of memory, file, dynamodb, firestore, none, got "redis"`},
+		{"an unknown store", "responses:\n  store: redis # <-\n", "responses.store", `must be memory, file, dynamodb, firestore or none, got "redis"`},
 		{"a setting of another store", "responses:\n  store: file\n  table: t-1 # <-\n", "responses.table", "the file store has no table setting"},
 		{"a setting without a store", "responses:\n  collection: c # <-\n", "responses.collection", "is set but responses.store is not"},
 		{"a misspelt setting", "responses:\n  store: dynamodb\n  tabel: t-1 # <-\n", "responses.tabel", "is not a setting of responses"},

@@ -83,6 +83,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 	pending, _ := st.(llm.Pending)
 	var calls toolCalls
 	calls.delta(first)
+	a.rec.outChars += outputChars(first)
 	sw.buf = enc.start(sw.buf[:0], first)
 	werr := sw.emit(enc.delta(sw.buf, first), pending)
 
@@ -110,6 +111,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 		usage.Merge(dl.Usage)
 		if d.visible(&dl) || dl.Raw != nil {
 			calls.delta(&dl)
+			a.rec.outChars += outputChars(&dl)
 			werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
 		}
 	}

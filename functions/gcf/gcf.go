@@ -15,6 +15,8 @@
 //	FNGATE_CONFIG        a config file, typically a Secret Manager volume (/etc/fngate/fngate.yaml)
 //	                     (neither: the embedded default catalog)
 //	ROUTE_STATE_PROJECT  self-repair: read route state from Firestore (selfrepair.go)
+//	COUNTERS_PROJECT     the keys' rate limits and budgets in Firestore (counters.go; also
+//	                     COUNTERS_DATABASE, COUNTERS_PREFIX)
 //	RESPONSES_PROJECT    stored responses in Firestore, with RESPONSES_DATABASE and
 //	                     RESPONSES_COLLECTION (responses.go)
 //	FNGATE_INVOKER_AUTH  IAM when only IAM principals may invoke (roles/run.invoker), PUBLIC
@@ -74,6 +76,9 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
 	if err := selfRepair(ctx, getenv, logger, &gopt); err != nil {
+		return nil, err
+	}
+	if err := counterStore(ctx, getenv, cfg, logger, &gopt); err != nil {
 		return nil, err
 	}
 	responses, stored, err := responseStore(ctx, cfg, getenv)

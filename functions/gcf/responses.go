@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	"cloud.google.com/go/firestore"
-
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
@@ -23,34 +21,32 @@ const (
 )
 
 // responseStore opens the Firestore store of stored responses: when the config says
-// store: firestore, or says nothing and the environment names a project. Memory and files
-// are refused: instances share neither, so a conversation continued on another instance
-// would find nothing. It returns nil for none, and what it opened, for the start-up log
-// line. The client dials lazily: this adds no latency to the instance's first request.
+// store: firestore (in the function's own project unless a project is named), or says
+// nothing and the environment names a project. Memory and files are refused: instances
+// share neither, so a conversation continued on another instance would find nothing. It
+// returns nil for none, and what it opened, for the start-up log line. The client dials
+// lazily: this adds no latency to the instance's first request, and lives as long as the
+// instance.
 func responseStore(ctx context.Context, cfg *config.Config, getenv func(string) string) (responsestore.Store, string, error) {
 	r := cfg.Responses
-	project := cmp.Or(r.Project, getenv(EnvResponsesProject))
+	r.Project = cmp.Or(r.Project, getenv(EnvResponsesProject))
 	switch r.Kind {
 	case "":
-		if project == "" {
+		if r.Project == "" {
 			return nil, "none", nil
 		}
 	case config.StoreFirestore:
-		if project == "" {
-			project = firestore.DetectProjectID // the function's own
-		}
 	case config.StoreNone:
 		return nil, "none", nil
 	default:
 		return nil, "", fmt.Errorf("%s: the Cloud Functions gateway keeps stored responses in Firestore (store: firestore, or none); %s would be each instance's own, so a conversation continued on another instance would find nothing",
 			cfg.Locate("responses.store"), r.Kind)
 	}
-	database := cmp.Or(r.Database, getenv(EnvResponsesDatabase), firestore.DefaultDatabaseID)
-	collection := cmp.Or(r.Collection, getenv(EnvResponsesCollection), config.DefaultResponsesCollection)
-	client, err := firestore.NewClientWithDatabase(ctx, project, database)
+	r.Database = cmp.Or(r.Database, getenv(EnvResponsesDatabase))
+	r.Collection = cmp.Or(r.Collection, getenv(EnvResponsesCollection))
+	s, _, err := firestorestore.Open(ctx, r)
 	if err != nil {
-		return nil, "", fmt.Errorf("responses: %w", err)
+		return nil, "", err
 	}
-	what := fmt.Sprintf("firestore collection %s of database %s", collection, database)
-	return firestorestore.New(client, collection, firestorestore.Options{Timeout: r.Timeout.D()}), what, nil
+	return s, "firestore " + s.Where(), nil
 }

@@ -16,6 +16,7 @@
 //	FNGATE_CONFIG_YAML, FNGATE_CONFIG   the config (config.go)
 //	FNGATE_URL_AUTH_TYPE                the function URL's AuthType, NONE (default) or AWS_IAM
 //	ROUTE_STATE_TABLE, PROVIDER_ERROR_BUS  self-repair (selfrepair.go)
+//	COUNTERS_TABLE                      the keys' rate limits and budgets (counters.go)
 //	RESPONSES_TABLE                     stored responses in DynamoDB (responses.go)
 package main
 
@@ -63,6 +64,9 @@ func setup(ctx context.Context, getenv func(string) string) (*guard, error) {
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
 	if err := selfRepair(getenv, logger, &gopt); err != nil {
+		return nil, err
+	}
+	if err := counterStore(getenv, cfg, logger, &gopt); err != nil {
 		return nil, err
 	}
 	responses, stored, err := responseStore(ctx, cfg, getenv)

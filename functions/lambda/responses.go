@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
@@ -23,17 +21,16 @@ const EnvResponsesTable = "RESPONSES_TABLE"
 // client contacts DynamoDB only at the first call.
 func responseStore(ctx context.Context, cfg *config.Config, getenv func(string) string) (responsestore.Store, string, error) {
 	r := cfg.Responses
-	table := r.Table
-	if table == "" {
-		table = getenv(EnvResponsesTable)
+	if r.Table == "" {
+		r.Table = getenv(EnvResponsesTable)
 	}
 	switch r.Kind {
 	case "":
-		if table == "" {
+		if r.Table == "" {
 			return nil, "none", nil
 		}
 	case config.StoreDynamoDB:
-		if table == "" {
+		if r.Table == "" {
 			return nil, "", fmt.Errorf("%s: store dynamodb names no table: set responses.table or %s", cfg.Locate("responses.store"), EnvResponsesTable)
 		}
 	case config.StoreNone:
@@ -42,9 +39,9 @@ func responseStore(ctx context.Context, cfg *config.Config, getenv func(string) 
 		return nil, "", fmt.Errorf("%s: the Lambda function keeps stored responses in DynamoDB (store: dynamodb, or none); %s would be each instance's own, so a conversation continued on another instance would find nothing",
 			cfg.Locate("responses.store"), r.Kind)
 	}
-	awsCfg, err := awsconf.FromEnvironment(ctx, awsconf.Options{})
+	s, err := dynamostore.Open(ctx, awsconf.FromEnvironment, r)
 	if err != nil {
-		return nil, "", fmt.Errorf("responses: %w", err)
+		return nil, "", err
 	}
-	return dynamostore.New(dynamodb.NewFromConfig(awsCfg), table, dynamostore.Options{Timeout: r.Timeout.D()}), "dynamodb table " + table, nil
+	return s, "dynamodb table " + r.Table, nil
 }

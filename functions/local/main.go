@@ -74,11 +74,18 @@ func run() error {
 		defer cache.Close()
 		gopt.RouteState = cache
 	}
-	responses, stored, err := responseStore(cfg)
+	responses, stored, closeResponses, err := responseStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	defer closeResponses()
 	gopt.ResponseStore = responses
+	store, closeCounters, err := openCounters(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeCounters()
+	gopt.Counters = store
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err

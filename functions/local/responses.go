@@ -1,24 +1,29 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
+	"github.com/fngate/fngate/core/responsestore/dynamostore"
+	"github.com/fngate/fngate/core/responsestore/firestorestore"
 )
 
-// responseStore opens the store of stored responses the config names: memory unless it
-// says otherwise (make run), or files under a directory, which outlive a restart. The
-// cloud stores belong to the functions: the Lambda function opens DynamoDB, the Cloud
-// Functions gateway Firestore. It returns nil for store: none, and what it opened, for the
-// start-up log line.
-func responseStore(cfg *config.Config) (responsestore.Store, string, error) {
+// responseStore opens the store of stored responses the config names. The local server has
+// all of them: memory (make run's, and what an unset store means here), files under a
+// directory, which outlive a restart and are shared by servers on one machine, and DynamoDB
+// and Firestore, shared as the functions share them. It returns nil for store: none, what
+// it opened, for the start-up log line, and a func that closes it.
+func responseStore(ctx context.Context, cfg *config.Config) (responsestore.Store, string, func(), error) {
 	r := cfg.Responses
+	none := func() {}
 	switch r.Kind {
 	case "", config.StoreMemory:
-		return responsestore.NewMemory(), "memory", nil
+		return responsestore.NewMemory(), "memory", none, nil
 	case config.StoreNone:
-		return nil, "none", nil
+		return nil, "none", none, nil
 	case config.StoreFile:
 		dir := r.Path
 		if dir == "" {
@@ -26,11 +31,21 @@ func responseStore(cfg *config.Config) (responsestore.Store, string, error) {
 		}
 		f, err := responsestore.OpenFile(dir)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", cfg.Locate("responses.path"), err)
+			return nil, "", none, fmt.Errorf("%s: %w", cfg.Locate("responses.path"), err)
 		}
-		return f, "file " + dir, nil
+		return f, "file " + dir, none, nil
+	case config.StoreDynamoDB:
+		s, err := dynamostore.Open(ctx, sdkconfig.Load, r)
+		if err != nil {
+			return nil, "", none, fmt.Errorf("%s: %w", cfg.Locate("responses.store"), err)
+		}
+		return s, "dynamodb table " + r.Table, none, nil
+	case config.StoreFirestore:
+		s, closeClient, err := firestorestore.Open(ctx, r)
+		if err != nil {
+			return nil, "", none, fmt.Errorf("%s: %w", cfg.Locate("responses.store"), err)
+		}
+		return s, "firestore " + s.Where(), func() { _ = closeClient() }, nil
 	}
-	owner := map[string]string{config.StoreDynamoDB: "the Lambda function's", config.StoreFirestore: "the Cloud Functions gateway's"}[r.Kind]
-	return nil, "", fmt.Errorf("%s: the local server keeps stored responses in memory or in files (store: memory or file); %s is %s store",
-		cfg.Locate("responses.store"), r.Kind, owner)
+	return nil, "", none, fmt.Errorf("%s: store %q", cfg.Locate("responses.store"), r.Kind)
 }

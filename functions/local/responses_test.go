@@ -22,14 +22,14 @@ func TestResponseStoreFromConfig(t *testing.T) {
 		{"responses: {store: memory}", "memory", ""},
 		{"responses: {store: none}", "none", ""},
 		{"responses: {store: file, path: " + dir + "}", "file " + dir, ""},
-		{"responses:\n  store: dynamodb\n  table: t-1\n", "", "line 2: responses.store: the local server keeps stored responses in memory or in files (store: memory or file); dynamodb is the Lambda function's store"},
-		{"responses:\n  store: firestore\n", "", "line 2: responses.store: the local server keeps stored responses in memory or in files (store: memory or file); firestore is the Cloud Functions gateway's store"},
+		{"responses:\n  store: dynamodb\n", "", "line 2: responses.store: responses: store dynamodb needs a table (responses.table)"},
 	} {
 		cfg, err := config.Parse(context.Background(), []byte(tc.yaml+"\n"+models), config.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, what, err := responseStore(cfg)
+		s, what, closeStore, err := responseStore(context.Background(), cfg)
+		defer closeStore()
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {
 				t.Errorf("%q: err = %v\nwant %s", tc.yaml, err, tc.err)

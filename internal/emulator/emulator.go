@@ -7,7 +7,6 @@
 //	                   FIRESTORE_EMULATOR_HOST)
 //
 // A missing tool skips the test with what to install, or fails it when
-// FNGATE_REQUIRE_EMULATORS=1. A server given through FNGATE_MOTO_ENDPOINT should be started
-// single-threaded as Moto starts its own (see Moto), or tests of conditional writes can see
-// two winners.
+// FNGATE_REQUIRE_EMULATORS=1. A server given through FNGATE_MOTO_ENDPOINT should serialize its handling as Moto's own
+// does (see serializedMoto), or tests of conditional writes can see two winners.
 package emulator

@@ -20,8 +20,7 @@ import (
 
 // TestMotoConditionalWritesAreAtomic races writers on one key, round after round, with a
 // condition only the first can pass, as DynamoDB guarantees. moto_server (threaded) lets two
-// through now and then, more often under load; the launcher's single-threaded server never
-// does. FNGATE_MOTO_ROUNDS raises the number of rounds (default 40).
+// through now and then, more often under load; the launcher's serialized server never does. FNGATE_MOTO_ROUNDS raises the number of rounds (default 40).
 func TestMotoConditionalWritesAreAtomic(t *testing.T) {
 	db := dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",

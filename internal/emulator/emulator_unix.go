@@ -22,76 +22,76 @@ import (
 	"github.com/fngate/fngate/internal/loopback"
 )
 
-// Moto returns the endpoint URL of a moto server for this test: FNGATE_MOTO_ENDPOINT when
-// set, else a server started on a free port and stopped when the test ends. Without moto the
-// test is skipped (or fails when FNGATE_REQUIRE_EMULATORS=1).
-//
-// The server is moto's own WSGI application run single-threaded (see motoScript), not
-// moto_server: moto_server serves each request on its own thread and moto's DynamoDB checks
-// a ConditionExpression and then writes without a lock, so two concurrent conditional writes
-// could both pass ("2 of 6 concurrent claims won, want 1" under load). DynamoDB itself
-// applies each conditional write atomically; one request at a time gives moto the same
-// semantics.
+// Moto returns the endpoint URL of a moto_server for this test: FNGATE_MOTO_ENDPOINT when
+// set, else a server started on a free port and stopped when the test ends. Without
+// moto_server the test is skipped (or fails when FNGATE_REQUIRE_EMULATORS=1).
 func Moto(t testing.TB) string {
 	t.Helper()
 	if ep := os.Getenv("FNGATE_MOTO_ENDPOINT"); ep != "" {
 		return ep
 	}
-	python, err := motoPython()
+	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		absent(t, err.Error())
+		absent(t, "moto_server is not on PATH (pip install 'moto[server]')")
+	}
+	args := func(port int) []string { return []string{bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port)} }
+	if python := motoPython(bin); python != "" {
+		args = func(port int) []string {
+			return []string{python, "-c", serializedMoto, "127.0.0.1", strconv.Itoa(port)}
+		}
+	} else {
+		t.Log("moto_server's Python was not found: running moto_server as it is, whose conditional writes are not atomic under concurrency")
 	}
 	port := start(t, server{
-		name: "moto (single-threaded)",
-		args: func(port int) []string {
-			return []string{python, "-c", motoScript, "127.0.0.1", strconv.Itoa(port)}
-		},
+		name:     "moto_server",
+		args:     args,
 		ready:    func(port int) bool { return httpOK(fmt.Sprintf("http://127.0.0.1:%d/moto-api/", port), "") },
 		deadline: 30 * time.Second,
 	})
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
 }
 
-// motoScript is what moto_server's main does (moto/server.py, moto 4 and 5), with
-// threaded=False: werkzeug's run_simple then answers one request at a time, and speaks
-// HTTP/1.0, closing each connection, so an idle keep-alive connection cannot hold the one
-// thread while other requests wait.
-const motoScript = `import os, signal, sys
+// serializedMoto runs moto's own server app behind one lock. moto_server serves each request
+// on its own thread and moto checks a ConditionExpression and then writes, so two concurrent
+// conditional writes to one item can both pass: DynamoDB applies each atomically, and the
+// tests of code that relies on it (a claim won once, a limit not admitted past) need that.
+// Connections stay concurrent (HTTP/1.1 keep-alive); only the handling is serialized.
+const serializedMoto = `
+import sys, threading
 from werkzeug.serving import run_simple
-from moto.server import DomainDispatcherApplication, create_backend_app
-host, port = sys.argv[1], int(sys.argv[2])
-os.environ.setdefault("MOTO_PORT", str(port))
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-run_simple(host, port, DomainDispatcherApplication(create_backend_app), threaded=False)
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serialized(environ, start_response):
+    with lock:
+        return list(app(environ, start_response))
+run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
 `
 
-// motoPython finds the Python that has moto: the interpreter named by moto_server's #! line
-// (pip writes the absolute path of the one it installed into), else python3 on PATH (a pyenv
-// shim for moto_server is a shell script; pyenv's python3 shim picks the same version).
-func motoPython() (string, error) {
-	bin, err := exec.LookPath("moto_server")
+// motoPython finds the interpreter moto_server runs on (its script's #! line, through a pyenv
+// shim when there is one) and checks that it imports moto's server; "" when it does not.
+func motoPython(bin string) string {
+	script := bin
+	if out, err := exec.Command("pyenv", "which", "moto_server").Output(); err == nil {
+		script = strings.TrimSpace(string(out))
+	}
+	f, err := os.Open(script)
 	if err != nil {
-		return "", errors.New("moto_server is not on PATH (pip install 'moto[server]')")
+		return ""
 	}
-	if real, err := filepath.EvalSymlinks(bin); err == nil {
-		bin = real
+	defer f.Close()
+	head := make([]byte, 256)
+	k, _ := io.ReadFull(f, head)
+	line, _, _ := strings.Cut(string(head[:k]), "\n")
+	python, ok := strings.CutPrefix(line, "#!")
+	python = strings.TrimSpace(python)
+	if !ok || !strings.Contains(filepath.Base(python), "python") || strings.ContainsRune(python, ' ') {
+		return ""
 	}
-	if f, err := os.Open(bin); err == nil {
-		line := make([]byte, 256)
-		n, _ := f.Read(line)
-		f.Close()
-		first, _, _ := strings.Cut(string(line[:n]), "\n")
-		if interp, ok := strings.CutPrefix(first, "#!"); ok && strings.Contains(interp, "python") && !strings.Contains(interp, " ") {
-			if _, err := os.Stat(interp); err == nil {
-				return interp, nil
-			}
-		}
+	if exec.Command(python, "-c", "import moto.moto_server.werkzeug_app, werkzeug.serving").Run() != nil {
+		return ""
 	}
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		return "", errors.New("moto_server is on PATH but python3 is not, and moto_server's #! line names no python")
-	}
-	return python, nil
+	return python
 }
 
 // Firestore returns the host:port of a Firestore emulator for this test:

@@ -1,4 +1,5 @@
-// Package dynamostore keeps stored responses in a DynamoDB table, for the Lambda function.
+// Package dynamostore keeps stored responses in a DynamoDB table, for the Lambda function
+// (and a local server that names it).
 //
 // Table: partition key pk (S), on-demand billing, TTL on expires_at (see CreateTable; the
 // IaC declares the same). A response is one head item, and when its body does not fit in
@@ -40,6 +41,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 )
@@ -364,3 +367,17 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 }
 
 var _ responsestore.Store = (*Store)(nil)
+
+// Open returns a store on the table r names, through a client the platform's loader
+// configures (region, credentials, AWS_ENDPOINT_URL), under r's timeout. The client
+// contacts DynamoDB only at the first call.
+func Open(ctx context.Context, load awsconf.Loader, r config.Responses) (*Store, error) {
+	if r.Table == "" {
+		return nil, errors.New("responses: store dynamodb needs a table (responses.table)")
+	}
+	awsCfg, err := load(ctx, awsconf.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("responses: %w", err)
+	}
+	return New(dynamodb.NewFromConfig(awsCfg), r.Table, Options{Timeout: r.Timeout.D()}), nil
+}

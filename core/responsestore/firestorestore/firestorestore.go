@@ -1,5 +1,5 @@
 // Package firestorestore keeps stored responses in a Firestore collection (native mode), for
-// the Cloud Functions gateway.
+// the Cloud Functions gateway (and a local server that names it).
 //
 // A response is one head document, and when its body does not fit in the head, parts. The
 // head's id is the owner and the response id (record.Key: each query-escaped, so no '/'
@@ -27,15 +27,18 @@
 package firestorestore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/firestore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 )
@@ -303,3 +306,28 @@ func (s *Store) failed(op, id string, ctx context.Context, err error) error {
 }
 
 var _ responsestore.Store = (*Store)(nil)
+
+// Open returns a store on the collection r names (config.DefaultResponsesCollection when
+// empty) of r's project and database (the environment's project and the (default)
+// database when empty), under r's timeout, and a func that closes its client. The client
+// dials lazily: opening adds no latency to the first request.
+func Open(ctx context.Context, r config.Responses) (*Store, func() error, error) {
+	project := cmp.Or(r.Project, firestore.DetectProjectID)
+	database := cmp.Or(r.Database, firestore.DefaultDatabaseID)
+	client, err := firestore.NewClientWithDatabase(ctx, project, database)
+	if err != nil {
+		return nil, nil, fmt.Errorf("responses: %w", err)
+	}
+	collection := cmp.Or(r.Collection, config.DefaultResponsesCollection)
+	return New(client, collection, Options{Timeout: r.Timeout.D()}), client.Close, nil
+}
+
+// Where names the store's collection and database, for a start-up log line.
+func (s *Store) Where() string {
+	// A collection's path is projects/{project}/databases/{database}/documents/{collection}.
+	database := "?"
+	if parts := strings.Split(s.col.Path, "/"); len(parts) > 3 {
+		database = parts[3]
+	}
+	return fmt.Sprintf("collection %s of database %s", s.col.ID, database)
+}

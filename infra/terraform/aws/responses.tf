@@ -22,7 +22,8 @@ resource "aws_dynamodb_table" "responses" {
   tags = var.tags
 }
 
-# A stored response is one item, written, read and deleted by its key: no Query, no Scan.
+# A stored response is a head item (and, when large, its parts), each written, read and
+# deleted by its key: no Query, no Scan.
 data "aws_iam_policy_document" "responses" {
   statement {
     actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"]
