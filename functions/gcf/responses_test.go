@@ -3,6 +3,8 @@ package gcf
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
+	"github.com/fngate/fngate/core/responsestore/storetest"
 	"github.com/fngate/fngate/internal/emulator"
 )
 
@@ -91,4 +94,39 @@ func TestBuildRefusesAnUnsharedResponseStore(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "keeps stored responses in Firestore") {
 		t.Fatalf("build error = %v", err)
 	}
+}
+
+// TestBuildResponsesAcrossInstances builds two instances the way the Terraform module
+// configures them (RESPONSES_PROJECT, RESPONSES_DATABASE; the config names no store) on the
+// Firestore emulator: a response stored by one is continued, fetched and deleted on the other.
+func TestBuildResponsesAcrossInstances(t *testing.T) {
+	t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
+	warmEmulator(t)
+	env := map[string]string{
+		// The emulator answers slower than the default timeout on a busy machine.
+		"FNGATE_CONFIG_YAML": `
+responses: {timeout: 15s}
+keys: [{name: app, value: key-gcf-responses-1}]
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`,
+		EnvResponsesProject:    "fngate-test",
+		EnvResponsesCollection: fmt.Sprint("gcf_responses_", time.Now().UnixNano()),
+	}
+	var instances []http.Handler
+	for range 2 {
+		h, err := build(context.Background(), func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		instances = append(instances, h)
+	}
+	storetest.AcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer key-gcf-responses-1")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		instances[i].ServeHTTP(rec, req)
+		return rec.Code, rec.Body.Bytes()
+	}, "m")
 }

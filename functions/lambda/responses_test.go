@@ -14,6 +14,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
+	"github.com/fngate/fngate/core/responsestore/storetest"
 	"github.com/fngate/fngate/functions/lambda/fakeruntime"
 	"github.com/fngate/fngate/internal/emulator"
 )
@@ -108,4 +109,33 @@ func TestBootstrapResponseStore(t *testing.T) {
 	if refused.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(refused.out.String(), "keeps stored responses in DynamoDB") {
 		t.Errorf("exit %d, output %q", refused.cmd.ProcessState.ExitCode(), refused.out.String())
 	}
+}
+
+// TestBootstrapResponsesAcrossInstances runs two bootstraps, two Lambda instances, the way the
+// templates configure them (RESPONSES_TABLE; the config names no store) against moto: a
+// response stored by one is continued, fetched and deleted on the other.
+func TestBootstrapResponsesAcrossInstances(t *testing.T) {
+	endpoint := emulator.Moto(t)
+	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
+	table := fmt.Sprint("fngate-responses-", time.Now().UnixNano())
+	if err := dynamostore.CreateTable(context.Background(), db, table); err != nil {
+		t.Fatal(err)
+	}
+	// moto answers slower than the default timeout on a busy machine.
+	const cfg = `
+responses: {timeout: 15s}
+keys: [{name: app, value: key-lambda-responses-1}]
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`
+	env := []string{"FNGATE_CONFIG_YAML=" + cfg, EnvResponsesTable + "=" + table, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_ENDPOINT_URL=" + endpoint}
+	in := []*instance{start(t, env...), start(t, env...)}
+	storetest.AcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
+		t.Helper()
+		ev := fakeruntime.URLEvent(method, path, map[string]string{"content-type": "application/json", "authorization": "Bearer key-lambda-responses-1"}, body)
+		_, p, out := in[i].invoke(t, fakeruntime.Request{Event: ev})
+		return p.StatusCode, []byte(out)
+	}, "m")
 }
