@@ -69,6 +69,10 @@ type Options struct {
 	Timeout time.Duration
 	// Now is the clock that decides expiry; nil means time.Now.
 	Now func() time.Time
+	// MaxBody is the largest compressed body Put keeps, at most MaxBodyBytes; 0 means
+	// MaxBodyBytes. Tests lower it so that crossing the limit is a megabyte, not nine, of
+	// data through an emulator under the race detector.
+	MaxBody int
 }
 
 // Store is a responsestore.Store on one Firestore collection.
@@ -77,6 +81,7 @@ type Store struct {
 	c       *firestore.Client
 	timeout time.Duration
 	now     func() time.Time
+	maxBody int
 }
 
 // New returns a store on the named collection of the client's database.
@@ -87,6 +92,9 @@ func New(c *firestore.Client, collection string, opt Options) *Store {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.maxBody = opt.MaxBody; s.maxBody <= 0 || s.maxBody > MaxBodyBytes {
+		s.maxBody = MaxBodyBytes
 	}
 	return s
 }
@@ -188,8 +196,8 @@ func (s *Store) document(st *responsestore.Stored) (*document, []*part, *firesto
 	d.Body, d.Gen = nil, record.Generation()
 	chunks := record.Split(body, partBytes)
 	d.Parts = len(chunks)
-	if len(body) > MaxBodyBytes || d.size(s.col.ID, ref.ID) > MaxDocumentBytes {
-		return nil, nil, nil, fmt.Errorf("%w: %s is %d bytes compressed, over the %d the store keeps", responsestore.ErrTooLarge, st.ID, len(body), MaxBodyBytes)
+	if len(body) > s.maxBody || d.size(s.col.ID, ref.ID) > MaxDocumentBytes {
+		return nil, nil, nil, fmt.Errorf("%w: %s is %d bytes compressed, over the %d the store keeps", responsestore.ErrTooLarge, st.ID, len(body), s.maxBody)
 	}
 	parts := make([]*part, len(chunks))
 	for i, c := range chunks {
