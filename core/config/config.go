@@ -27,6 +27,7 @@ type Config struct {
 	Limits      Limits                 `yaml:"limits"`
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
+	Telemetry   Telemetry              `yaml:"telemetry"`
 
 	// Secrets lists every resolved secret value (client and provider keys, secret headers and
 	// settings, credentials in a base_url), each also in the other spellings an echo of it
@@ -207,9 +208,41 @@ func (t Timeouts) Merge(base Timeouts) Timeouts {
 
 // Logging selects the log flavour.
 type Logging struct {
-	// Format is "cloudwatch" (level/msg keys), "cloudlogging" (severity/message keys) or ""
-	// to pick by environment (K_SERVICE set: cloudlogging).
+	// Format is "cloudwatch" (JSON, level/msg keys), "cloudlogging" (JSON, severity/message
+	// keys), "text" (one readable line per request, for a terminal) or "" to pick by
+	// environment (K_SERVICE set: cloudlogging; the local server on a terminal: text).
 	Format string `yaml:"format"`
+}
+
+// Telemetry is the opt-in OpenTelemetry export (core/telemetry/otel). Unset, nothing is
+// traced unless the standard OTEL_EXPORTER_OTLP_* variables ask for it.
+type Telemetry struct {
+	OTLP *OTLP `yaml:"otlp"`
+}
+
+// OTLP protocols.
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolGRPC = "grpc"
+)
+
+// OTLP is where spans and metrics go and how. Every field left empty falls back to its
+// OTEL_* variable, then to the OpenTelemetry default.
+type OTLP struct {
+	// Endpoint is the collector's base URL (http://127.0.0.1:4318 for http/protobuf,
+	// http://127.0.0.1:4317 for grpc); the signal paths (/v1/traces, /v1/metrics) are added.
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is http/protobuf (the default) or grpc.
+	Protocol string `yaml:"protocol"`
+	// Headers go with every export (a vendor's API key); their values are secrets.
+	Headers map[string]string `yaml:"headers"`
+	// SampleRatio is the share of new traces recorded, 0 to 1; a client's sampled traceparent
+	// is always followed. Nil leaves it to OTEL_TRACES_SAMPLER, else 1.
+	SampleRatio *float64 `yaml:"sample_ratio"`
+	// CaptureContent records the messages and the answer on the spans
+	// (gen_ai.input.messages, gen_ai.output.messages, gen_ai.system_instructions). Off, no
+	// content of a conversation ever leaves in telemetry.
+	CaptureContent bool `yaml:"capture_content"`
 }
 
 // Duration is a time.Duration written as "30s" or a number of seconds.

@@ -12,6 +12,7 @@
 //	answer.go         a non-streamed answer, failing over until one succeeds
 //	stream.go         a streamed answer, committing at the first visible delta
 //	record.go         the attempt and request log lines, usage and cost
+//	trace.go          the Tracer hooks (OpenTelemetry in core/telemetry/otel): nothing when off
 //	auth.go, models.go, count.go
 package gateway
 
@@ -56,6 +57,9 @@ type Options struct {
 	// OnAttempt, when set, receives every attempt record after it is logged. It runs on the
 	// request path and must not block (the EventBridge publisher queues and returns).
 	OnAttempt func(*AttemptRecord)
+	// Tracer, when set, traces every request and attempt (trace.go); nil traces nothing and
+	// costs nothing.
+	Tracer Tracer
 }
 
 // Gateway serves the API. Safe for concurrent use.
@@ -74,6 +78,7 @@ type Gateway struct {
 	inFlight  atomic.Int64
 	started   int64
 	onAttempt func(*AttemptRecord)
+	tracer    Tracer
 	secrets   *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 	mux       *http.ServeMux
 }
@@ -114,6 +119,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		limits:    limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
 		models:    make(map[string]*model, len(cfg.Models)),
 		onAttempt: opt.OnAttempt,
+		tracer:    opt.Tracer,
 		secrets:   telemetry.NewSecrets(cfg.Secrets),
 	}
 	if g.now == nil {
@@ -135,6 +141,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	client := opt.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient(cfg.Timeouts.Connect.D())
+	}
+	if g.tracer != nil {
+		client = propagating(client, g.tracer)
 	}
 	env := providers.Env{HTTPClient: client, Timeouts: cfg.Timeouts, Now: g.now}
 	built := map[string]providers.Provider{}
@@ -267,6 +276,8 @@ type requestCtx struct {
 	costSet  bool
 	usage    llm.Usage
 	skipped  []string
+	ttft     time.Duration // streams: from the request's start to its commit
+	trace    RequestTrace  // nil: not traced
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {
@@ -330,4 +341,15 @@ func AppendErrorEvent(b []byte, r *http.Request, e *llm.Error) []byte {
 		return messages.AppendErrorEvent(b, e, "")
 	}
 	return openai.AppendErrorEvent(b, e)
+}
+
+// propagating returns a copy of client whose transport the tracer wraps.
+func propagating(client *http.Client, t Tracer) *http.Client {
+	c := *client
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = t.Transport(next)
+	return &c
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,7 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 // answered.
 func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, d door) (rc *requestCtx, ok bool) {
 	rc = &requestCtx{start: time.Now(), now: g.now, id: requestID(r), endpoint: d.endpoint()}
+	g.startTrace(r, rc)
 	h := w.Header()
 	h.Set("X-Request-Id", rc.id)
 	if _, anthropic := d.(*messagesDoor); anthropic {
@@ -67,7 +69,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, d door) (rc *req
 	}
 	key, oe := g.authenticate(r)
 	if oe != nil {
-		d.writeError(w, rc, oe)
+		g.refuse(w, d, rc, oe)
 		return nil, false
 	}
 	rc.key = key
@@ -93,7 +95,7 @@ func (g *Gateway) receive(w http.ResponseWriter, r *http.Request, d door, rc *re
 	}
 	release, oe = g.slot()
 	if oe != nil {
-		d.writeError(w, rc, oe)
+		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
 	return body, release, true
@@ -114,11 +116,13 @@ func (g *Gateway) slot() (release func(), oe *llm.Error) {
 func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, body []byte) (*llm.Request, *model, bool) {
 	req, oe := d.decode(r, body, g.limits)
 	if oe != nil {
+		rc.model = modelAskedFor(body)
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
 	rc.model, rc.stream = req.Model, req.Stream
 	rc.labels = labels(req, rc)
+	rc.traceDecoded(req)
 	m, oe := g.lookup(req.Model, rc)
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
@@ -129,6 +133,16 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *re
 		return nil, nil, false
 	}
 	return req, m, true
+}
+
+// modelAskedFor reads the model a body that failed to decode asked for, for its log line; ""
+// when the body is not a JSON object with a string model.
+func modelAskedFor(body []byte) string {
+	var v struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.Model
 }
 
 // refuse answers a request the gateway turns down before any attempt.
@@ -302,6 +316,7 @@ func (g *Gateway) recoverPanic(w *trackingWriter, d door, rc *requestCtx) {
 	g.log.Error("panic", slog.String("request_id", rc.id), slog.String("panic", fmt.Sprint(v)))
 	e := &llm.Error{Status: http.StatusInternalServerError, Type: llm.TypeServer, Code: "internal_error",
 		Message: "the gateway failed while handling this request"}
+	rc.endTrace(time.Now(), e.Status, "", e)
 	if !w.wrote {
 		d.writeError(w, rc, e)
 		return
