@@ -3,7 +3,10 @@
 //	go run ./functions/local [-config PATH] [-addr HOST:PORT]
 //
 // FNGATE_CONFIG and FNGATE_ADDR stand in for the flags. Without a config the embedded default
-// serves the mock models and whatever providers the environment has credentials for.
+// serves the mock models and whatever providers the environment has credentials for. Logs are
+// readable text on a terminal and JSON otherwise (logging.format decides when set); traces and
+// metrics go to an OpenTelemetry collector when the config's telemetry block or the OTEL_*
+// variables ask for it, and what is batched is flushed on the way out.
 package main
 
 import (
@@ -19,6 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
@@ -30,6 +35,7 @@ import (
 	"github.com/fngate/fngate/core/providers/vertex"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/core/telemetry/otel"
 )
 
 func main() {
@@ -60,8 +66,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
-	gopt := gateway.Options{Registry: registry(), Logger: logger}
+	logger := telemetry.NewLogger(os.Stdout, logFormat(cfg.Logging.Format, os.Getenv, isTerminal(os.Stdout)), cfg.Secrets)
+	tel, err := otel.New(ctx, cfg, otel.Options{Resource: []attribute.KeyValue{attribute.String("deployment.environment.name", "local")}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Whatever is still batched goes out before the process does.
+		sctx, cancel := context.WithTimeout(context.Background(), otel.FlushTimeout)
+		defer cancel()
+		_ = tel.Shutdown(sctx)
+	}()
+	gopt := gateway.Options{Registry: registry(), Logger: logger, Tracer: tel.Tracer()}
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
 		if err != nil {
@@ -94,7 +110,8 @@ func run() error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)))
+	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),
+		slog.String("telemetry", tel.Describe()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -103,7 +120,7 @@ func run() error {
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", slog.Duration("grace", *shutdownGrace))
+	logger.Info("shutting down", slog.String("grace", shutdownGrace.String()))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -121,6 +138,26 @@ func registry() providers.Registry {
 	bedrock.Register(r, sdkconfig.Load)
 	vertex.Register(r)
 	return r
+}
+
+// logFormat is the configured log format, else text for a person at a terminal (and not on
+// Cloud Run, whose K_SERVICE asks for Cloud Logging's JSON), else the platform's JSON.
+func logFormat(configured string, getenv func(string) string, terminal bool) string {
+	switch {
+	case configured != "":
+		return configured
+	case getenv("K_SERVICE") != "":
+		return telemetry.FormatCloudLogging
+	case terminal:
+		return telemetry.FormatText
+	}
+	return telemetry.FormatCloudWatch
+}
+
+// isTerminal reports whether f is a character device: a terminal, not a file or a pipe.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func envOr(k, def string) string {
