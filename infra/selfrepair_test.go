@@ -1317,6 +1317,7 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 		},
 		"GatewayFunctionRole": {
 			"Allow dynamodb:Query on GetAtt:RouteStateTable.Arn", "HasKmsKey Allow kms:Decrypt on Ref:SecretsKmsKeyArn",
+			"HasCollectorLayer Allow xray:PutTelemetryRecords on *", "HasCollectorLayer Allow xray:PutTraceSegments on *",
 			"HasSecrets Allow secretsmanager:GetSecretValue on Ref:SecretArns",
 			"UseEventBridge Allow events:PutEvents on GetAtt:ProviderErrorBus.Arn", basic,
 		},

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -218,6 +219,18 @@ type Logging struct {
 // traced unless the standard OTEL_EXPORTER_OTLP_* variables ask for it.
 type Telemetry struct {
 	OTLP *OTLP `yaml:"otlp"`
+}
+
+// TelemetryRequested reports whether the config or the environment asks for OpenTelemetry
+// export: a telemetry.otlp block, or OTEL_EXPORTER_OTLP_ENDPOINT (or its _TRACES_ or
+// _METRICS_ variant), unless OTEL_SDK_DISABLED is true. A binary built without the exporter
+// (the Lambda bootstrap without -tags otel) refuses to start when it is asked.
+func (c *Config) TelemetryRequested(getenv func(string) string) bool {
+	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	return c.Telemetry.OTLP != nil || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" ||
+		getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
 }
 
 // OTLP protocols.

@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*Telemetry, erro
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	s, on, err := decide(cfg.Telemetry.OTLP, getenv)
+	s, on, err := decide(cfg, getenv)
 	if err != nil || !on {
 		return nil, err
 	}
@@ -137,16 +137,14 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*Telemetry, erro
 }
 
 // decide reads the settings: the config's block, else the environment's endpoint, turns
-// telemetry on.
-func decide(o *config.OTLP, getenv func(string) string) (s settings, on bool, err error) {
-	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+// telemetry on (config.TelemetryRequested).
+func decide(cfg *config.Config, getenv func(string) string) (s settings, on bool, err error) {
+	if !cfg.TelemetryRequested(getenv) {
 		return s, false, nil
 	}
 	envEndpoint := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" ||
 		getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
-	if o == nil && !envEndpoint {
-		return s, false, nil
-	}
+	o := cfg.Telemetry.OTLP
 	if o == nil {
 		o = &config.OTLP{}
 	}
