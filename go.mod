@@ -26,6 +26,7 @@ require (
 	github.com/googleapis/gax-go/v2 v2.23.0
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/openai/openai-go/v3 v3.74.0
+	github.com/sashabaranov/go-openai v1.43.0
 	github.com/zclconf/go-cty v1.19.0
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc v1.46.0

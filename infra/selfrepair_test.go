@@ -285,7 +285,7 @@ func TestTemplateSelfRepair(t *testing.T) {
 				t.Errorf("gateway ROUTE_STATE_TABLE = %v", got)
 			}
 			wantBus := any(nil)
-			wantGrants := []string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}
+			wantGrants := append([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants...)
 			if eventBridge {
 				wantBus = "Ref:ProviderErrorBus"
 				wantGrants = append(wantGrants, "events:PutEvents on GetAtt:ProviderErrorBus.Arn")
@@ -858,8 +858,8 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 			if hasBus != eventBridge || (hasBus && env.GetAttr("PROVIDER_ERROR_BUS").AsString() != "aws_cloudwatch_event_bus.provider_errors.name") {
 				t.Errorf("gateway PROVIDER_ERROR_BUS present = %v with error_delivery=%s (%#v)", hasBus, delivery, env)
 			}
-			wantGw := []string{"dynamodb:Query on aws_dynamodb_table.route_state.arn", "logs:CreateLogStream on aws_cloudwatch_log_group.gateway.arn:*",
-				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}
+			wantGw := append([]string{"dynamodb:Query on aws_dynamodb_table.route_state.arn", "logs:CreateLogStream on aws_cloudwatch_log_group.gateway.arn:*",
+				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, tfCounterGrants...)
 			if eventBridge {
 				wantGw = append(wantGw, "events:PutEvents on aws_cloudwatch_event_bus.provider_errors.arn")
 			}
@@ -1318,6 +1318,7 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 		"GatewayFunctionRole": {
 			"Allow dynamodb:Query on GetAtt:RouteStateTable.Arn", "HasKmsKey Allow kms:Decrypt on Ref:SecretsKmsKeyArn",
 			"HasCollectorLayer Allow xray:PutTelemetryRecords on *", "HasCollectorLayer Allow xray:PutTraceSegments on *",
+			"Allow dynamodb:GetItem on GetAtt:CountersTable.Arn", "Allow dynamodb:UpdateItem on GetAtt:CountersTable.Arn",
 			"HasSecrets Allow secretsmanager:GetSecretValue on Ref:SecretArns",
 			"UseEventBridge Allow events:PutEvents on GetAtt:ProviderErrorBus.Arn", basic,
 		},

@@ -1,5 +1,5 @@
-// Package config loads the YAML model catalog: client keys, provider connections, gateway
-// models and their routes. ${ENV} references expand, secret references (aws-sm://, gcp-sm://)
+// Package config loads the YAML model catalog: client keys (with their rate limits and
+// budgets, limits.go), provider connections, gateway models and their routes. ${ENV} references expand, secret references (aws-sm://, gcp-sm://)
 // resolve once through resolvers the platform supplies, and an embedded default serves
 // `make run`. A config that cannot work is refused when it is loaded, and every refusal names
 // its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
@@ -29,6 +29,21 @@ type Config struct {
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
 	Telemetry   Telemetry              `yaml:"telemetry"`
+	// Responses configures the Responses door's stored responses.
+	Responses Responses `yaml:"responses"`
+
+	// RequestProfile is how strictly the OpenAI doors read requests: ProfileStrict (the
+	// default: the documented subset, anything else refused) or ProfileExtended (the fields
+	// mainstream SDKs send, each honoured by the route or refused by it with the reason). A
+	// key may set its own.
+	RequestProfile string `yaml:"request_profile"`
+	// RequestProfileIgnore lists what the operator lets routes that cannot carry it leave out
+	// under the extended profile; only IgnoreMessageNames is defined. A key may set its own.
+	RequestProfileIgnore []string `yaml:"request_profile_ignore"`
+	// Counters is where rate limits and budgets are counted (limits.go); KeyDefaults are the
+	// limits of keys that set none of their own.
+	Counters    Counters   `yaml:"counters"`
+	KeyDefaults *KeyLimits `yaml:"key_defaults"`
 
 	// Secrets lists every resolved secret value (client and provider keys, secret headers and
 	// settings, credentials in a base_url), each also in the other spellings an echo of it
@@ -48,8 +63,37 @@ type Key struct {
 	Models []string `yaml:"models"`
 	// Residency pins the key's requests to routes with this residency label.
 	Residency string `yaml:"residency"`
+	// RequestProfile and RequestProfileIgnore replace the top-level settings for this key's
+	// requests when set; validation fills them in from the top level otherwise.
+	RequestProfile       string   `yaml:"request_profile"`
+	RequestProfileIgnore []string `yaml:"request_profile_ignore"`
+	// KeyLimits are the key's rate limit, budget and per-model limits (limits.go).
+	KeyLimits `yaml:",inline"`
 
 	Hash [32]byte `yaml:"-"`
+}
+
+// Request profiles.
+const (
+	ProfileStrict   = "strict"
+	ProfileExtended = "extended"
+)
+
+// IgnoreMessageNames in request_profile_ignore lets a route that cannot carry a message's
+// participant name (OpenAI's messages[].name) leave it out instead of refusing the request.
+const IgnoreMessageNames = "messages.name"
+
+// Extended reports whether the key's requests are read under the extended profile.
+func (k *Key) Extended() bool { return k.RequestProfile == ProfileExtended }
+
+// Ignores reports whether the key's request_profile_ignore lists what.
+func (k *Key) Ignores(what string) bool {
+	for _, w := range k.RequestProfileIgnore {
+		if w == what {
+			return true
+		}
+	}
+	return false
 }
 
 // Connection is one provider account or endpoint.
@@ -256,6 +300,13 @@ type OTLP struct {
 	// (gen_ai.input.messages, gen_ai.output.messages, gen_ai.system_instructions). Off, no
 	// content of a conversation ever leaves in telemetry.
 	CaptureContent bool `yaml:"capture_content"`
+}
+
+// Responses is the responses section: where stored responses (store: true,
+// previous_response_id, GET /v1/responses/{id}) are kept.
+type Responses struct {
+	// Store is "" (none: responses say store: false), memory, file, dynamodb or firestore.
+	Store string `yaml:"store"`
 }
 
 // Duration is a time.Duration written as "30s" or a number of seconds.

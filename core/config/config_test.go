@@ -319,3 +319,33 @@ models:
 		t.Errorf("a plain query parameter was redacted: %q", got)
 	}
 }
+
+// TestRequestProfiles: strict unless the config or a key says extended; a key without its
+// own settings takes the top level's.
+func TestRequestProfiles(t *testing.T) {
+	cfg, err := Parse(context.Background(), []byte(`
+request_profile: extended
+request_profile_ignore: [messages.name]
+keys:
+  - {name: inherits, value: k-1}
+  - {name: strict, value: k-2, request_profile: strict}
+  - {name: own-ignore, value: k-3, request_profile_ignore: []}
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`), Options{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		extended, names bool
+	}{{true, true}, {false, true}, {true, false}} {
+		k := &cfg.Keys[i]
+		if k.Extended() != want.extended || k.Ignores(IgnoreMessageNames) != want.names {
+			t.Errorf("%s: extended %v, ignores names %v", k.Name, k.Extended(), k.Ignores(IgnoreMessageNames))
+		}
+	}
+	plain, err := Parse(context.Background(), []byte("connections: {mock: {kind: mock}}\nmodels: {m: {routes: [{connection: mock, model: echo}]}}\n"), Options{Getenv: func(string) string { return "" }})
+	if err != nil || plain.RequestProfile != ProfileStrict {
+		t.Errorf("default profile %q (%v)", plain.RequestProfile, err)
+	}
+}

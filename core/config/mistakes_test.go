@@ -215,6 +215,56 @@ connections:
     kind: openai
     api_key: "gcp-sm://projects/p/secrets/s/versions/" # <-
 ` + model, "connections.up.api_key", "malformed version"},
+		{"an unknown request profile", `
+request_profile: lenient # <-
+` + model, "request_profile", "must be strict or extended"},
+		{"a key's unknown request profile", `
+keys:
+  - {name: a, value: k-123, request_profile: Extended} # <-
+` + model, "keys[0].request_profile", "must be strict or extended"},
+		{"ignoring something that cannot be ignored", `
+request_profile: extended
+request_profile_ignore:
+  - messages.name
+  - response_format # <-
+` + model, "request_profile_ignore[1]", `only "messages.name" can be ignored`},
+		{"a response store that does not exist", `
+responses:
+  store: redis # <-
+` + upstream + model, "responses.store", "must be memory, file, dynamodb or firestore"},
+		{"a negative rate limit", `
+keys:
+  - name: a
+    value: k-123
+    rate:
+      requests_per_minute: -1 # <-
+` + upstream + model, "keys[0].rate", "must not be negative"},
+		{"a budget beyond what the counters hold", `
+keys:
+  - name: a
+    value: k-123
+    budget:
+      usd_per_month: 1e12 # <-
+` + upstream + model, "keys[0].budget.usd_per_month", "must be between 0 and"},
+		{"a per-model rule with a bad glob", `
+keys:
+  - name: a
+    value: k-123
+    per_model:
+      "gpt-[": {rate: {requests_per_minute: 1}} # <-
+` + upstream + model, "keys[0].per_model.gpt-[", "bad model glob"},
+		{"key_defaults without keys", `
+key_defaults:
+  rate: {requests_per_minute: 10} # <-
+` + upstream + model, "key_defaults", "no keys are configured"},
+		{"a counter store that does not exist", `
+counters:
+  store: redis # <-
+` + upstream + model, "counters.store", "must be memory, file, dynamodb or firestore"},
+		{"an on_store_error that is neither open nor closed", `
+counters:
+  on_store_error: fail # <-
+` + upstream + model, "counters.on_store_error", "must be open or closed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := markedLine(t, tc.yaml)

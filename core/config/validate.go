@@ -21,7 +21,10 @@ func (c *Config) validate() error {
 	if c.Auth == "none" && len(c.Keys) > 0 {
 		bad.add("auth", ": \"none\" contradicts the configured keys")
 	}
+	c.RequestProfile = checkProfile(bad, "request_profile", c.RequestProfile, ProfileStrict)
+	checkIgnore(bad, "request_profile_ignore", c.RequestProfileIgnore)
 	c.validateKeys(bad)
+	c.validateLimits(bad)
 
 	for name, conn := range c.Connections {
 		p := "connections." + name
@@ -113,6 +116,11 @@ func (c *Config) validate() error {
 		bad.add("logging.format", " must be cloudwatch, cloudlogging or text, got %q", c.Logging.Format)
 	}
 	c.validateTelemetry(bad)
+	switch c.Responses.Store {
+	case "", "memory", "file", "dynamodb", "firestore":
+	default:
+		bad.add("responses.store", " must be memory, file, dynamodb or firestore, got %q", c.Responses.Store)
+	}
 	return bad.err()
 }
 
@@ -157,6 +165,32 @@ func (c *Config) validateKeys(bad *problems) {
 			if _, err := path.Match(g, ""); err != nil {
 				bad.add(p+".models", ": bad glob %q", g)
 			}
+		}
+		k.RequestProfile = checkProfile(bad, p+".request_profile", k.RequestProfile, c.RequestProfile)
+		if k.RequestProfileIgnore == nil {
+			k.RequestProfileIgnore = c.RequestProfileIgnore
+		} else {
+			checkIgnore(bad, p+".request_profile_ignore", k.RequestProfileIgnore)
+		}
+	}
+}
+
+// checkProfile returns a request_profile, or def when it is unset.
+func checkProfile(bad *problems, p, v, def string) string {
+	switch v {
+	case "":
+		return def
+	case ProfileStrict, ProfileExtended:
+	default:
+		bad.add(p, " must be strict or extended, got %q", v)
+	}
+	return v
+}
+
+func checkIgnore(bad *problems, p string, list []string) {
+	for i, v := range list {
+		if v != IgnoreMessageNames {
+			bad.add(fmt.Sprintf("%s[%d]", p, i), ": only %q can be ignored, got %q", IgnoreMessageNames, v)
 		}
 	}
 }

@@ -20,6 +20,7 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, d door, rc *req
 			a.end()
 			a.rec.Outcome = OutcomeOK
 			a.answered(ans)
+			a.rec.outChars = answerChars(ans)
 			g.setUsage(a.rec, &ans.Usage, m, rc)
 			g.logAttempt(a.rec)
 			g.writeAnswer(w, d, rc, rt, ans)

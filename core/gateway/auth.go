@@ -9,6 +9,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/openai"
 )
 
 // authenticate checks the bearer key against every configured hash without an early exit,
@@ -64,4 +65,13 @@ func bearer(h string) (string, bool) {
 	}
 	token = strings.TrimSpace(token)
 	return token, token != ""
+}
+
+// profile is the request profile of a key's requests; with no key (an open gateway), the
+// config's.
+func (g *Gateway) profile(k *config.Key) openai.Profile {
+	if k == nil {
+		return g.openProfile
+	}
+	return openai.Profile{Extended: k.Extended(), NamesOptional: k.Ignores(config.IgnoreMessageNames)}
 }

@@ -147,3 +147,49 @@ func benchStream200(b *testing.B, g *testGateway) {
 		}
 	}
 }
+
+// BenchmarkGatewayLimits compares a key without limits to one held to a rate limit and a
+// budget on the memory store, on one gateway: the difference is what admission, the charge
+// of the attempt and the settlement cost per request.
+func BenchmarkGatewayLimits(b *testing.B) {
+	up := benchUpstream(b)
+	g := newBenchGateway(b, fmt.Sprintf(`
+keys:
+  - {name: off, value: bench-key-limits-off}
+  - name: on
+    value: bench-key-limits-on
+    rate: {requests_per_minute: 1000000000, tokens_per_minute: 1000000000000}
+    budget: {usd_per_day: 1000000, usd_per_month: 1000000}
+connections:
+  up: {kind: openai-compatible, base_url: "%s/v1"}
+models:
+  bench: {price: {input_per_mtok: 1, output_per_mtok: 1}, routes: [{connection: up, model: x}]}
+`, up.URL))
+	body := fmt.Sprintf(benchRequest, `,"max_completion_tokens":300`)
+	client := g.Client()
+	call := func(b *testing.B, key string) {
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer bench-key-limits-"+key)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.StatusCode)
+		}
+	}
+	for range 200 { // warm both paths, so neither sub-benchmark pays for the first requests
+		call(b, "off")
+		call(b, "on")
+	}
+	for _, key := range []string{"off", "on"} {
+		b.Run("limits "+key, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				call(b, key)
+			}
+		})
+	}
+}

@@ -245,7 +245,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 func TestStreamToClientThatNeverReadsEndsAtTotal(t *testing.T) {
 	g := newGateway(t, `
 limits: {max_in_flight: 1}
-timeouts: {total: 500ms}
+timeouts: {total: 2s}
 connections: {mock: {kind: mock}}
 models: {m: {routes: [{connection: mock, model: echo}]}}
 `)

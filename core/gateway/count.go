@@ -90,11 +90,12 @@ func (g *Gateway) writeCount(w http.ResponseWriter, rc *requestCtx, rt *route, n
 }
 
 // estimateTokens estimates a request's input tokens as a quarter of its characters (text,
-// tool inputs and results, tool definitions) plus a few tokens per message, the rule of thumb
+// tool inputs and results, tool definitions, a legacy completion's prompt) plus a few tokens
+// per message, the rule of thumb
 // for English text and code with the tokenizers in use; images count as 1,600 tokens, about
 // what a full-size image costs on Claude.
 func estimateTokens(req *llm.Request) int {
-	chars, n := 0, 0
+	chars, n := len(req.Prompt), 0
 	var parts func(ps []llm.Part)
 	parts = func(ps []llm.Part) {
 		for i := range ps {

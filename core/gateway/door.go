@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/openai"
 )
 
 // door is one inbound wire: it decodes its requests into the gateway's one request and
@@ -12,10 +13,13 @@ import (
 // door. A door value serves one request, so it may keep what its encoders need from the body
 // (include_usage, say).
 type door interface {
-	// endpoint names the door in logs and attempt records: chat, completions, messages.
+	// endpoint names the door in logs and attempt records: chat, completions, messages,
+	// responses.
 	endpoint() string
-	// decode parses and checks the body. The door's own refusals come back in its shape.
-	decode(r *http.Request, body []byte, lim limits) (*llm.Request, *llm.Error)
+	// decode parses and checks the body for the request rc (whose key is known), under in:
+	// the bounds and the request profile of the key. The door's own refusals come back in its
+	// shape.
+	decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error)
 	// writeError answers e as a whole response.
 	writeError(w http.ResponseWriter, rc *requestCtx, e *llm.Error)
 	// visible reports whether d carries what this door's client sees: the stream commits to
@@ -40,6 +44,14 @@ type encoder interface {
 	end(b []byte, u *llm.Usage) []byte
 	// fail appends the error event that ends a stream that failed after it began.
 	fail(b []byte, e *llm.Error) []byte
+}
+
+// decoding is what a door reads one request under.
+type decoding struct {
+	limits
+	// profile is the request profile of the request's key (request_profile): the OpenAI
+	// doors read the extended profile's fields under it; the Messages door has one rule.
+	profile openai.Profile
 }
 
 // limits are the request bounds doors apply while decoding.

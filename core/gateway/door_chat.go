@@ -14,13 +14,13 @@ type chatDoor struct {
 
 func (*chatDoor) endpoint() string { return "chat" }
 
-func (d *chatDoor) decode(_ *http.Request, body []byte, lim limits) (*llm.Request, *llm.Error) {
-	req, e := openai.DecodeChat(body, openai.Limits{MaxMessages: lim.maxMessages, MaxTools: lim.maxTools})
+func (d *chatDoor) decode(_ *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
+	req, includeUsage, e := openai.DecodeChatProfile(body, openai.Limits{MaxMessages: in.maxMessages, MaxTools: in.maxTools}, in.profile)
 	if e != nil {
 		return nil, e
 	}
-	d.includeUsage = req.IncludeUsage()
-	return req.Request(), nil
+	d.includeUsage = includeUsage
+	return req, nil
 }
 
 func (*chatDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
@@ -44,13 +44,13 @@ type completionsDoor struct {
 
 func (*completionsDoor) endpoint() string { return "completions" }
 
-func (d *completionsDoor) decode(_ *http.Request, body []byte, _ limits) (*llm.Request, *llm.Error) {
-	req, e := openai.DecodeCompletion(body)
+func (d *completionsDoor) decode(_ *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
+	req, includeUsage, e := openai.DecodeCompletionProfile(body, in.profile)
 	if e != nil {
 		return nil, e
 	}
-	d.includeUsage = req.IncludeUsage()
-	return req.Request(), nil
+	d.includeUsage = includeUsage
+	return req, nil
 }
 
 func (*completionsDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {

@@ -14,8 +14,8 @@ type messagesDoor struct{}
 
 func (*messagesDoor) endpoint() string { return "messages" }
 
-func (*messagesDoor) decode(r *http.Request, body []byte, lim limits) (*llm.Request, *llm.Error) {
-	req, e := messages.Decode(body, r.Header, messages.Limits{MaxMessages: lim.maxMessages, MaxTools: lim.maxTools})
+func (*messagesDoor) decode(r *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
+	req, e := messages.Decode(body, r.Header, messages.Limits{MaxMessages: in.maxMessages, MaxTools: in.maxTools})
 	if e != nil {
 		return nil, e
 	}

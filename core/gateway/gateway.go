@@ -6,6 +6,7 @@
 //	door.go           what a front door is: decode, encode answers, events and errors
 //	door_chat.go      OpenAI Chat Completions and legacy Completions
 //	door_messages.go  Anthropic Messages (and count_tokens in count.go)
+//	door_responses.go OpenAI Responses, and the stored responses (GET, DELETE /v1/responses/{id})
 //	serve.go          one request: slot, key, body, decode, model, plan, then an answer
 //	plan.go           which routes, in which order
 //	attempt.go        one attempt on one route: its timers, outcome and record
@@ -13,6 +14,7 @@
 //	stream.go         a streamed answer, committing at the first visible delta
 //	record.go         the attempt and request log lines, usage and cost
 //	trace.go          the Tracer hooks (OpenTelemetry in core/telemetry/otel): nothing when off
+//	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
 //	auth.go, models.go, count.go
 package gateway
 
@@ -20,20 +22,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
 )
@@ -60,27 +67,45 @@ type Options struct {
 	// Tracer, when set, traces every request and attempt (trace.go); nil traces nothing and
 	// costs nothing.
 	Tracer Tracer
+	// ResponseStore keeps the Responses door's stored responses (store: true,
+	// previous_response_id, GET and DELETE /v1/responses/{id}); nil stores none, and
+	// responses say store: false.
+	ResponseStore responsestore.Store
+	// ResponseTTL is how long a stored response is kept; zero means DefaultResponseTTL.
+	ResponseTTL time.Duration
+	// Counters holds the keys' rate limits and budgets (limits.go), shared by every instance;
+	// nil, with limits configured, counts in this process's memory when the config says
+	// counters.store: memory and is an error otherwise.
+	Counters counters.Store
+	// Metrics receives the EMF line of each failed counter call; nil writes to stdout.
+	Metrics io.Writer
 }
 
 // Gateway serves the API. Safe for concurrent use.
 type Gateway struct {
-	models    map[string]*model
-	names     []string // sorted model names, for /v1/models
-	keys      []config.Key
-	open      bool
-	log       *slog.Logger
-	now       func() time.Time
-	state     routestate.Reader
-	limits    limits
-	maxBody   int64
-	bodyTime  time.Duration
-	maxIn     int64
-	inFlight  atomic.Int64
-	started   int64
-	onAttempt func(*AttemptRecord)
-	tracer    Tracer
-	secrets   *telemetry.Secrets // the config's secrets, blanked out of upstream texts
-	mux       *http.ServeMux
+	models map[string]*model
+	names  []string // sorted model names, for /v1/models
+	keys   []config.Key
+	open   bool
+	log    *slog.Logger
+	now    func() time.Time
+	state  routestate.Reader
+	limits limits
+	// openProfile is the request profile when no key is configured.
+	openProfile openai.Profile
+	maxBody     int64
+	bodyTime    time.Duration
+	maxIn       int64
+	inFlight    atomic.Int64
+	started     int64
+	onAttempt   func(*AttemptRecord)
+	limiter     *limiter           // nil: no key has a limit
+	tracer      Tracer             // nil: nothing traced
+	secrets     *telemetry.Secrets // the config's secrets, blanked out of upstream texts
+	mux         *http.ServeMux
+
+	responses   responsestore.Store // nil: none
+	responseTTL time.Duration
 }
 
 type model struct {
@@ -108,19 +133,27 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return nil, errors.New("gateway: no client keys are configured; add keys (sha256 or value) or set auth: none to serve without authentication")
 	}
 	g := &Gateway{
-		keys:      cfg.Keys,
-		open:      len(cfg.Keys) == 0,
-		log:       opt.Logger,
-		now:       opt.Now,
-		state:     opt.RouteState,
-		maxBody:   cfg.Limits.MaxBodyBytes,
-		bodyTime:  cfg.Limits.BodyReadTimeout.D(),
-		maxIn:     int64(cfg.Limits.MaxInFlight),
-		limits:    limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
+		keys:     cfg.Keys,
+		open:     len(cfg.Keys) == 0,
+		log:      opt.Logger,
+		now:      opt.Now,
+		state:    opt.RouteState,
+		maxBody:  cfg.Limits.MaxBodyBytes,
+		bodyTime: cfg.Limits.BodyReadTimeout.D(),
+		maxIn:    int64(cfg.Limits.MaxInFlight),
+		limits:   limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
+		openProfile: openai.Profile{Extended: cfg.RequestProfile == config.ProfileExtended,
+			NamesOptional: slices.Contains(cfg.RequestProfileIgnore, config.IgnoreMessageNames)},
 		models:    make(map[string]*model, len(cfg.Models)),
 		onAttempt: opt.OnAttempt,
 		tracer:    opt.Tracer,
 		secrets:   telemetry.NewSecrets(cfg.Secrets),
+
+		responses:   opt.ResponseStore,
+		responseTTL: opt.ResponseTTL,
+	}
+	if g.responseTTL <= 0 {
+		g.responseTTL = DefaultResponseTTL
 	}
 	if g.now == nil {
 		g.now = time.Now
@@ -138,6 +171,10 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.bodyTime = config.DefaultBodyReadTimeout
 	}
 	g.started = g.now().Unix()
+	var err error
+	if g.limiter, err = newLimiter(cfg, opt.Counters, opt.Metrics); err != nil {
+		return nil, err
+	}
 	client := opt.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient(cfg.Timeouts.Connect.D())
@@ -210,20 +247,35 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/completions", http.MethodPost, g.door(func() door { return &completionsDoor{} })},
 		{"/v1/messages", http.MethodPost, g.door(func() door { return &messagesDoor{} })},
 		{"/v1/messages/count_tokens", http.MethodPost, g.serveCountTokens},
+		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
+		{"/v1/responses/{id}", http.MethodGet, g.serveStoredResponse},
+		{"/v1/responses/{id}", http.MethodDelete, g.serveDeleteResponse},
+	}
+	byPath := map[string][]endpoint{}
+	var paths []string
+	for _, e := range table {
+		if byPath[e.pattern] == nil {
+			paths = append(paths, e.pattern)
+		}
+		byPath[e.pattern] = append(byPath[e.pattern], e)
 	}
 	mux := http.NewServeMux()
-	for _, e := range table {
-		mux.HandleFunc(e.pattern, func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case r.Method == e.method, r.Method == http.MethodHead && e.method == http.MethodGet:
-			case e.method == http.MethodHead:
+	for _, path := range paths {
+		rows := byPath[path]
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			var allow []string
+			for _, e := range rows {
+				if r.Method == e.method || r.Method == http.MethodHead && e.method == http.MethodGet {
+					e.serve(w, r)
+					return
+				}
+				allow = append(allow, e.method)
+			}
+			if len(rows) == 1 && rows[0].method == http.MethodHead {
 				g.unknownURL(w, r) // a probe path is not an endpoint
 				return
-			default:
-				methodNotAllowed(w, r, e.method)
-				return
 			}
-			e.serve(w, r)
+			methodNotAllowed(w, r, strings.Join(allow, ", "))
 		})
 	}
 	mux.HandleFunc("/", g.unknownURL)
@@ -250,7 +302,7 @@ func writeBare(w http.ResponseWriter, r *http.Request, e *llm.Error) {
 
 func (g *Gateway) unknownURL(w http.ResponseWriter, r *http.Request) {
 	writeBare(w, r, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeNotFound, Code: "unknown_url",
-		Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens and GET /v1/models."})
+		Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, GET and DELETE /v1/responses/{id} and GET /v1/models."})
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
@@ -278,6 +330,7 @@ type requestCtx struct {
 	skipped  []string
 	ttft     time.Duration // streams: from the request's start to its commit
 	trace    RequestTrace  // nil: not traced
+	lease    *lease        // what the key's counters reserved for the request (limits.go)
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {
@@ -339,6 +392,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, e *llm.Error) { writeBar
 func AppendErrorEvent(b []byte, r *http.Request, e *llm.Error) []byte {
 	if anthropicClient(r) {
 		return messages.AppendErrorEvent(b, e, "")
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/responses") {
+		return responses.AppendErrorEvent(b, e)
 	}
 	return openai.AppendErrorEvent(b, e)
 }

@@ -62,6 +62,7 @@ type AttemptRecord struct {
 
 	impossible []llm.ImpossibleCount // usage counts dropped, logged with the attempt
 	trace      AttemptTrace          // nil: not traced
+	outChars   int                   // characters of output the client was sent, for estimates
 }
 
 // Failed reports whether the attempt was a provider failure.
@@ -91,14 +92,15 @@ func (a *AttemptRecord) setError(pe *providers.Error) {
 	a.ErrorMessage = pe.Message
 }
 
-// setUsage records the attempt's usage and its cost; each attempt is charged on its own.
-// Every provider's usage, streamed or not, passes here before the client or a log line sees
-// it, so this is where impossible counts are dropped.
+// setUsage records the attempt's usage and its cost; each attempt is charged on its own, to
+// the key's counters too. Every provider's usage, streamed or not, passes here before the
+// client or a log line sees it, so this is where impossible counts are dropped.
 func (g *Gateway) setUsage(a *AttemptRecord, u *llm.Usage, m *model, rc *requestCtx) {
 	if u == nil {
 		return
 	}
 	a.impossible = append(a.impossible, u.DropImpossible()...)
+	rc.charge(a, u, m)
 	if !u.Reported() {
 		return
 	}

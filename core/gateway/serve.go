@@ -44,6 +44,10 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 		if !ok {
 			return
 		}
+		if !g.admitLimits(tw, r, d, rc, m, req) {
+			return
+		}
+		defer g.settle(rc)
 		routes, oe := g.plan(m, req, rc)
 		if oe != nil {
 			g.refuse(tw, d, rc, oe)
@@ -114,7 +118,7 @@ func (g *Gateway) slot() (release func(), oe *llm.Error) {
 // prepare decodes the body and finds the model. When ok is false the client has been
 // answered and the request logged.
 func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, body []byte) (*llm.Request, *model, bool) {
-	req, oe := d.decode(r, body, g.limits)
+	req, oe := d.decode(r, rc, body, decoding{limits: g.limits, profile: g.profile(rc.key)})
 	if oe != nil {
 		rc.model = modelAskedFor(body)
 		g.refuse(w, d, rc, oe)
@@ -128,7 +132,8 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *re
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
-	if oe := m.checkOutputMax(req); oe != nil {
+	_, ceiling := d.(ceilingDoor)
+	if oe := m.checkOutputMax(req, ceiling); oe != nil {
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
@@ -262,15 +267,31 @@ func modelNotFound(name string) *llm.Error {
 		Message: "The model `" + name + "` does not exist or you do not have access to it. GET /v1/models lists the models you can use."}
 }
 
+// ceilingDoor is a door whose clients send no output maximum of their own (Codex never sends
+// max_output_tokens): on a priced model with a ceiling, the ceiling becomes the request's
+// maximum instead of a refusal, which bounds the bill as the rule means to.
+type ceilingDoor interface{ ceilingAsMaximum() }
+
 // checkOutputMax applies the model's token rules: a priced model needs an explicit output
 // maximum (so no request can run up an unbounded bill), and none may exceed the ceiling.
-func (m *model) checkOutputMax(req *llm.Request) *llm.Error {
+// With ceiling (a ceilingDoor's request) the model's max_output_tokens stands in for a
+// maximum the client did not give.
+func (m *model) checkOutputMax(req *llm.Request, ceiling bool) *llm.Error {
 	param, v := req.MaxTokensParam, req.MaxTokens
 	if v == nil {
-		if m.cfg.Priced() {
-			return llm.BadRequest(param, param+" is required for the priced model "+m.cfg.Name)
+		if !m.cfg.Priced() {
+			return nil
 		}
-		return nil
+		if ceiling && m.cfg.MaxOutputTokens > 0 {
+			n := m.cfg.MaxOutputTokens
+			req.MaxTokens = &n
+			return nil
+		}
+		msg := param + " is required for the priced model " + m.cfg.Name
+		if ceiling {
+			msg += " (or a max_output_tokens ceiling on the model, which then bounds requests that give none)"
+		}
+		return llm.BadRequest(param, msg)
 	}
 	if m.cfg.MaxOutputTokens > 0 && *v > m.cfg.MaxOutputTokens {
 		return llm.BadRequest(param, param+" is "+strconv.Itoa(*v)+", above the limit of "+strconv.Itoa(m.cfg.MaxOutputTokens)+" for "+m.cfg.Name)

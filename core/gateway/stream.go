@@ -85,6 +85,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 	var calls toolCalls
 	calls.delta(first)
 	a.sent(first)
+	a.rec.outChars += outputChars(first)
 	sw.buf = enc.start(sw.buf[:0], first)
 	werr := sw.emit(enc.delta(sw.buf, first), pending)
 
@@ -113,6 +114,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 		if d.visible(&dl) || dl.Raw != nil {
 			calls.delta(&dl)
 			a.sent(&dl)
+			a.rec.outChars += outputChars(&dl)
 			werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
 		}
 	}

@@ -40,12 +40,15 @@ const (
 	// WireAnthropic is Anthropic's Messages: the API itself, Claude on Bedrock
 	// (InvokeModel) and Claude on Vertex AI (rawPredict).
 	WireAnthropic
+	// WireResponses is OpenAI's Responses API, which only OpenAI itself serves (the openai
+	// kind).
+	WireResponses
 )
 
 // RawEvent is one upstream stream event as it arrived.
 type RawEvent struct {
 	Wire Wire
-	Name string // the SSE event name (Anthropic: the event type)
+	Name string // the SSE event name (Anthropic, Responses: the event type)
 	Data []byte
 }
 

@@ -1,7 +1,8 @@
 // Package llm is the wire-neutral core every front door and every provider speaks: one
 // request, one answer, one stream of deltas and one error, whatever wire the client used and
 // whatever wire the upstream speaks. A front door (core/openai for Chat Completions and the
-// legacy Completions, core/messages for Anthropic's Messages) decodes its wire into a Request
+// legacy Completions, core/messages for Anthropic's Messages, core/responses for OpenAI's
+// Responses) decodes its wire into a Request
 // once and encodes Answers, Deltas and Errors back; a provider checks a Request once, then
 // translates it to its upstream and the upstream's answer back. Planning, attempts, failover,
 // the commit point, limits and logs see only these types.
@@ -15,8 +16,8 @@
 // The model is a superset of the doors' wires, shaped like Anthropic's content blocks (the
 // richest of them): a message is a role and ordered parts, tool calls and tool results are
 // parts, and what only one wire's own backends can carry (Anthropic's cache_control, server
-// tools, documents, betas, context management) is kept verbatim for them and refused by every
-// other route, never silently dropped.
+// tools, documents, betas, context management; the Responses API's hosted tools and items) is
+// kept verbatim for them and refused by every other route, never silently dropped.
 package llm
 
 import "encoding/json"
@@ -68,8 +69,12 @@ type Request struct {
 	PresencePenalty  *float64
 	FrequencyPenalty *float64
 	// ResponseFormat asks for structured output: OpenAI's response_format, the Responses
-	// door's text.format. Nil is plain text.
+	// door's text.format. Nil (or FormatText) is plain text.
 	ResponseFormat *ResponseFormat
+	// NamesOptional lets a route that cannot carry a participant name (Message.Name) leave
+	// it out instead of refusing the request: the operator's request_profile_ignore:
+	// [messages.name].
+	NamesOptional bool
 
 	Tools      []Tool
 	ToolChoice *ToolChoice
@@ -88,6 +93,9 @@ type Request struct {
 	// Anthropic is what only Anthropic-wire backends (Anthropic, Claude on Bedrock and on
 	// Vertex AI) can carry; nil when the client sent none of it.
 	Anthropic *Anthropic
+	// Responses is what only OpenAI's own Responses API can carry, from the Responses door;
+	// nil for the other doors.
+	Responses *Responses
 
 	// Labels for the logs; never sent upstream.
 	User     string
@@ -133,6 +141,38 @@ func (a *Anthropic) Field(name string) json.RawMessage {
 		}
 	}
 	return nil
+}
+
+// Responses holds what a Responses request carries for a backend that speaks the Responses
+// API itself (OpenAI's own, the openai kind), beside the llm fields every route reads.
+type Responses struct {
+	// Fields are the request's top-level fields kept verbatim, in the order sent, but model,
+	// input, stream, store, previous_response_id and max_output_tokens (Request.MaxTokens),
+	// which are the gateway's to write.
+	Fields []RawField
+	// Input is the conversation as Responses input items, verbatim: a continued response's
+	// items first (previous_response_id), then the request's own.
+	Input json.RawMessage
+	// Store is whether the gateway keeps the response; a native upstream is asked to keep it
+	// too, so that a continued conversation may refer to its items (reasoning) by id.
+	Store bool
+	// Effort is reasoning.effort (minimal, low, medium, high, xhigh; "none" is not kept, as
+	// every route honours it by not reasoning on purpose). A route that cannot set how hard
+	// its model reasons refuses it.
+	Effort string
+	// Only names what of the request only OpenAI's Responses API can honour (a hosted tool,
+	// an input item or include value the gateway does not model, a setting no other backend
+	// has), each as the refusal a route other than the native one answers with; the first
+	// is the one a client sees.
+	Only []*Error
+}
+
+// Refusal is the first of r.Only, or nil.
+func (r *Responses) Refusal() *Error {
+	if r == nil || len(r.Only) == 0 {
+		return nil
+	}
+	return r.Only[0]
 }
 
 // RawField is a JSON member kept as sent.
@@ -300,6 +340,16 @@ type ToolChoice struct {
 	// DisableParallel allows at most one call (Anthropic's disable_parallel_tool_use, OpenAI's
 	// parallel_tool_calls: false).
 	DisableParallel bool
+	// ParallelParam is the door's name for DisableParallel in a refusal; "" is Anthropic's.
+	ParallelParam string
+}
+
+// Param names DisableParallel as the client sent it.
+func (tc *ToolChoice) Param() string {
+	if tc.ParallelParam != "" {
+		return tc.ParallelParam
+	}
+	return "tool_choice.disable_parallel_tool_use"
 }
 
 // Response formats.
@@ -317,6 +367,22 @@ type ResponseFormat struct {
 	Strict *bool           // json_schema: adhere to the schema exactly
 	// Description is the schema's description, when the client gave one.
 	Description string
+	// Param is the door's name for the setting (response_format, text.format), for
+	// refusals that name it; "" reads as response_format.
+	Param string
+}
+
+// ParamName is the door's name for the setting, for a refusal to name.
+func (f *ResponseFormat) ParamName() string {
+	if f == nil || f.Param == "" {
+		return "response_format"
+	}
+	return f.Param
+}
+
+// JSON reports whether f asks for JSON (json_object or json_schema) rather than text.
+func (f *ResponseFormat) JSON() bool {
+	return f != nil && f.Type != "" && f.Type != FormatText
 }
 
 // Thinking types.

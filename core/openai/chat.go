@@ -3,6 +3,8 @@
 //
 // Strictness is the point: a field the gateway does not implement is refused with a 400 naming
 // it, never silently dropped, so a client never believes a setting took effect when it did not.
+// A key under the extended request profile (profile.go, extended.go) may also send the fields
+// mainstream SDKs send; they reach the routes, which honour each or refuse it with the reason.
 package openai
 
 import (

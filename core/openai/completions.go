@@ -29,21 +29,28 @@ func DecodeCompletion(body []byte) (*CompletionRequest, *llm.Error) {
 		}
 		return nil, e
 	}
-	switch {
-	case req.Model == "":
-		return nil, llm.BadRequest("model", "you must provide a model parameter")
-	case req.Prompt == nil:
-		return nil, llm.BadRequest("prompt", "prompt is required")
-	case req.MaxTokens != nil && *req.MaxTokens < 1:
-		return nil, llm.BadRequest("max_tokens", "max_tokens must be at least 1")
-	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 2):
-		return nil, llm.BadRequest("temperature", "temperature must be between 0 and 2")
-	case req.N != nil && *req.N != 1:
-		return nil, llm.Unsupported("n", "n must be 1: the gateway returns exactly one choice")
-	case req.StreamOptions != nil && !req.Stream:
-		return nil, llm.BadRequest("stream_options", "stream_options is only allowed when stream is true")
+	if e := req.validate(); e != nil {
+		return nil, e
 	}
 	return req, nil
+}
+
+func (r *CompletionRequest) validate() *llm.Error {
+	switch {
+	case r.Model == "":
+		return llm.BadRequest("model", "you must provide a model parameter")
+	case r.Prompt == nil:
+		return llm.BadRequest("prompt", "prompt is required")
+	case r.MaxTokens != nil && *r.MaxTokens < 1:
+		return llm.BadRequest("max_tokens", "max_tokens must be at least 1")
+	case r.Temperature != nil && (*r.Temperature < 0 || *r.Temperature > 2):
+		return llm.BadRequest("temperature", "temperature must be between 0 and 2")
+	case r.N != nil && *r.N != 1:
+		return llm.Unsupported("n", "n must be 1: the gateway returns exactly one choice")
+	case r.StreamOptions != nil && !r.Stream:
+		return llm.BadRequest("stream_options", "stream_options is only allowed when stream is true")
+	}
+	return nil
 }
 
 // Request converts the decoded request into the gateway's.

@@ -38,6 +38,18 @@ func checkKeys(body []byte, t reflect.Type, at string) *llm.Error {
 	return nil
 }
 
+// CheckDuplicateKeys refuses a key repeated in any object of body, at any depth, as a 400
+// duplicate_parameter naming its path in OpenAI's notation (input[3].content[0].text). It is
+// the check checkKeys makes where keys are free, for doors that match field names exactly
+// themselves (the Responses door) and so need no case check. body must be valid JSON.
+func CheckDuplicateKeys(body []byte) *llm.Error {
+	s := keyScanner{b: body}
+	if e := s.value(nil); e != nil {
+		return e.toError()
+	}
+	return nil
+}
+
 // keyNode is what a position in a request holds, as far as its keys are concerned. A struct
 // has fields (its exact JSON names); a slice or map has elem; anything else (raw JSON, a
 // scalar, a type that decodes itself) is nil, and its keys are free.

@@ -1,5 +1,8 @@
 // Package providers defines what the gateway needs from a provider (translate, call upstream,
-// stream back normalized deltas, classify failures) and the HTTP and SSE helpers they share.
+// stream back normalized deltas, classify failures) and the HTTP and SSE helpers they share,
+// with the refusals of the extended profile's fields a route lacks (extended.go) and the
+// answer tool that gives a JSON response_format on backends without native structured output
+// (answertool.go).
 // Each wire lives in its own subpackage; a platform main registers only those it ships.
 package providers
 

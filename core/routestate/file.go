@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/fngate/fngate/core/internal/filelock"
 )
 
 // DefaultFile is where the local server and the remediation command keep route state when
@@ -58,7 +60,7 @@ func (f *File) load() (tables, error) {
 func (f *File) update(op func(*tables) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unlock, err := lockFile(f.path + ".lock")
+	unlock, err := filelock.Lock(f.path + ".lock")
 	if err != nil {
 		return fmt.Errorf("routestate: lock %s: %w", f.path, err)
 	}

@@ -15,6 +15,8 @@
 //	FNGATE_CONFIG        a config file, typically a Secret Manager volume (/etc/fngate/fngate.yaml)
 //	                     (neither: the embedded default catalog)
 //	ROUTE_STATE_PROJECT  self-repair: read route state from Firestore (selfrepair.go)
+//	COUNTERS_PROJECT     the keys' rate limits and budgets in Firestore (counters.go; also
+//	                     COUNTERS_DATABASE, COUNTERS_PREFIX)
 //	FNGATE_INVOKER_AUTH  IAM when only IAM principals may invoke (roles/run.invoker), PUBLIC
 //	                     (default) when allUsers may: a public function refuses to serve
 //	                     without client keys unless the config says auth: none
@@ -72,6 +74,9 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
 	if err := selfRepair(ctx, getenv, logger, &gopt); err != nil {
+		return nil, err
+	}
+	if err := counterStore(ctx, getenv, cfg, logger, &gopt); err != nil {
 		return nil, err
 	}
 	gw, err := gateway.New(cfg, gopt)

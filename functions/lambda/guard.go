@@ -95,7 +95,8 @@ func (g *guard) finish(ctx context.Context, tw *trackingWriter, r *http.Request)
 
 // trackingWriter records what the client has been sent. The gateway writes each SSE event
 // (or the events of one delta) with one Write, so the last Write tells whether the stream
-// already ended: OpenAI's [DONE] or error event, Anthropic's message_stop or error event.
+// already ended: OpenAI's [DONE] or error event, Anthropic's message_stop or error event, a
+// Responses stream's terminal event or error event.
 type trackingWriter struct {
 	http.ResponseWriter
 	wrote bool
@@ -107,7 +108,9 @@ var (
 	doneEvent      = []byte("data: [DONE]")
 	errorEvent     = []byte(`data: {"error"`)
 	messageStop    = []byte("event: message_stop\n")
-	anthropicError = []byte("event: error\n")
+	anthropicError = []byte("event: error\n") // and the Responses door's
+	// responsesEnds are the terminal events of a Responses stream.
+	responsesEnds = [][]byte{[]byte("event: response.completed\n"), []byte("event: response.incomplete\n"), []byte("event: response.failed\n")}
 )
 
 func (t *trackingWriter) WriteHeader(code int) {
@@ -125,6 +128,9 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 	if t.sse {
 		t.ended = bytes.HasPrefix(b, doneEvent) || bytes.HasPrefix(b, errorEvent) ||
 			bytes.Contains(b, messageStop) || bytes.HasPrefix(b, anthropicError)
+		for _, end := range responsesEnds {
+			t.ended = t.ended || bytes.Contains(b, end)
+		}
 	}
 	return t.ResponseWriter.Write(b)
 }

@@ -16,6 +16,7 @@
 //	FNGATE_CONFIG_YAML, FNGATE_CONFIG   the config (config.go)
 //	FNGATE_URL_AUTH_TYPE                the function URL's AuthType, NONE (default) or AWS_IAM
 //	ROUTE_STATE_TABLE, PROVIDER_ERROR_BUS  self-repair (selfrepair.go)
+//	COUNTERS_TABLE                      the keys' rate limits and budgets (counters.go)
 //	OTEL_EXPORTER_OTLP_*                OpenTelemetry export, as the config's telemetry block; only
 //	                                    in a bootstrap built with -tags otel (telemetry.go)
 package main
@@ -76,6 +77,9 @@ func setup(ctx context.Context, getenv func(string) string) (*guard, *exporter, 
 		gopt.Tracer = tel.tracer
 	}
 	if err := selfRepair(getenv, logger, &gopt); err != nil {
+		return nil, nil, err
+	}
+	if err := counterStore(getenv, cfg, logger, &gopt); err != nil {
 		return nil, nil, err
 	}
 	gw, err := gateway.New(cfg, gopt)

@@ -78,6 +78,9 @@ func run() error {
 		_ = tel.Shutdown(sctx)
 	}()
 	gopt := gateway.Options{Registry: registry(), Logger: logger, Tracer: tel.Tracer()}
+	if gopt.ResponseStore, err = responseStore(cfg); err != nil {
+		return err
+	}
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
 		if err != nil {
@@ -88,6 +91,12 @@ func run() error {
 		defer cache.Close()
 		gopt.RouteState = cache
 	}
+	store, closeCounters, err := openCounters(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeCounters()
+	gopt.Counters = store
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err

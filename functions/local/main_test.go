@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -213,4 +214,42 @@ models: {m: {routes: [{connection: mock, model: lorem}, {connection: mock, model
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("the cooled route still serves: %q", route)
+}
+
+// TestResponsesStoreFromTheConfig: responses: {store: memory} keeps stored responses, which
+// GET /v1/responses/{id} returns; without it nothing is kept and responses say store: false.
+func TestResponsesStoreFromTheConfig(t *testing.T) {
+	for _, tc := range []struct {
+		section string
+		stored  bool
+	}{
+		{"responses: {store: memory}\n", true},
+		{"", false},
+	} {
+		_, addr := startServer(t, tc.section+`
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`, "-route-state", "off")
+		resp, err := http.Post("http://"+addr+"/v1/responses", "application/json", strings.NewReader(`{"model":"m","input":"keep me"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var created struct {
+			ID    string `json:"id"`
+			Store bool   `json:"store"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&created)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || created.Store != tc.stored {
+			t.Fatalf("%q: %d %+v %v", tc.section, resp.StatusCode, created, err)
+		}
+		get, err := http.Get("http://" + addr + "/v1/responses/" + created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		get.Body.Close()
+		if want := map[bool]int{true: 200, false: 404}[tc.stored]; get.StatusCode != want {
+			t.Errorf("%q: GET %d, want %d", tc.section, get.StatusCode, want)
+		}
+	}
 }

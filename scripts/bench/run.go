@@ -36,8 +36,9 @@ type target struct {
 	name  string
 	url   string
 	model string
-	pid   int  // process whose CPU is charged to this target (0: none)
-	wire  wire // the request and stream format; chat when zero
+	pid   int    // process whose CPU is charged to this target (0: none)
+	wire  wire   // the request and stream format; chat when zero
+	key   string // the gateway key sent as a bearer token, when set
 }
 
 // wire is a front door's request body and the line that ends its streams properly.
@@ -115,7 +116,7 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 			var lat, ttft []time.Duration
 			errs := 0
 			for time.Now().Before(deadline) {
-				l, f, err := oneRequest(client, t.url, payload, stream, t.doneLine())
+				l, f, err := oneRequest(client, t.url, t.key, payload, stream, t.doneLine())
 				if err != nil {
 					errs++
 					continue
@@ -140,7 +141,7 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 
 var tokMarker = []byte("tok")
 
-func oneRequest(client *http.Client, url, payload string, stream bool, doneLine []byte) (time.Duration, time.Duration, error) {
+func oneRequest(client *http.Client, url, key, payload string, stream bool, doneLine []byte) (time.Duration, time.Duration, error) {
 	t0 := time.Now()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(payload))
 	if err != nil {
@@ -148,6 +149,9 @@ func oneRequest(client *http.Client, url, payload string, stream bool, doneLine 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Anthropic-Version", "2023-06-01") // read only by the Messages door
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, 0, err
@@ -229,6 +233,30 @@ models:
   bench/hold: {routes: [{connection: hold, model: bench}]}
 `
 
+// limitsConfig is the gateway of the limits comparison: a priced model and two keys.
+const limitsConfig = `
+limits: {max_in_flight: 5000}
+keys:
+  - {name: off, value: bench-key-limits-off}
+  - name: on
+    value: bench-key-limits-on
+    rate: {requests_per_minute: 1000000000, tokens_per_minute: 1000000000000}
+    budget: {usd_per_day: 1000000, usd_per_month: 1000000}
+counters: {store: memory}
+connections:
+  up: {kind: openai-compatible, base_url: "http://%s/v1"}
+models:
+  bench/priced: {price: {input_per_mtok: 1, output_per_mtok: 1}, routes: [{connection: up, model: bench}]}
+`
+
+func writeConfig(dir, name, cfg string) string {
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		panic(err)
+	}
+	return path
+}
+
 type table struct {
 	rows  [][]string
 	notes []string
@@ -283,9 +311,9 @@ func run(quick bool, out string) error {
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}
-	direct := target{"direct", "http://" + upAddr + "/v1/chat/completions", "bench", 0, chatWire}
-	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.Cmd.Process.Pid, chatWire}
-	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.Cmd.Process.Pid, chatWire}
+	direct := target{"direct", "http://" + upAddr + "/v1/chat/completions", "bench", 0, chatWire, ""}
+	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.Cmd.Process.Pid, chatWire, ""}
+	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.Cmd.Process.Pid, chatWire, ""}
 	targets := []target{direct, viaProxy, viaGW}
 
 	phase, rounds := 1500*time.Millisecond, 3
@@ -325,8 +353,11 @@ func run(quick bool, out string) error {
 			if res[i].errs > 0 {
 				tab.notes = append(tab.notes, fmt.Sprintf("%s / %s: %d failed requests", label, t.name, res[i].errs))
 			}
-			if t.name == "fngate" {
+			if t.name == "fngate" || t.name == "fngate, limits on (memory)" {
 				summary[label] = fmt.Sprintf("+%s/+%s ms", added50, added99)
+			}
+			if t.name == "fngate, limits off" {
+				summary[label+" off"] = fmt.Sprintf("+%s/+%s ms", added50, added99)
 			}
 		}
 	}
@@ -343,8 +374,8 @@ func run(quick bool, out string) error {
 		measure(fmt.Sprintf("stream 200 chunks total, %d in flight", c), c, true, targets, lat)
 	}
 
-	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid, chatWire}
-	if _, _, err := oneRequest(client, viaClaude.url, body(viaClaude.model, true), true, chatWire.done); err == nil {
+	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid, chatWire, ""}
+	if _, _, err := oneRequest(client, viaClaude.url, "", body(viaClaude.model, true), true, chatWire.done); err == nil {
 		fmt.Fprintln(os.Stderr, "Anthropic route...")
 		measure("translation: OpenAI route vs Anthropic route, stream, 1 in flight", 1, true, []target{viaGW, viaClaude}, lat)
 		measure("translation: OpenAI route vs Anthropic route, non-stream, 16 in flight", 16, false, []target{viaGW, viaClaude}, lat)
@@ -352,9 +383,9 @@ func run(quick bool, out string) error {
 		// The Messages door in front of an Anthropic route is pass-through: beside the
 		// upstream's own /v1/messages, directly and through the bare proxy.
 		msgs := []target{
-			{"direct", "http://" + upAddr + "/v1/messages", "bench", 0, messagesWire},
-			{"reverse proxy", "http://" + proxyAddr + "/v1/messages", "bench", proxy.Cmd.Process.Pid, messagesWire},
-			{"fngate /v1/messages", "http://" + gwAddr + "/v1/messages", "bench/anthropic", gw.Cmd.Process.Pid, messagesWire},
+			{"direct", "http://" + upAddr + "/v1/messages", "bench", 0, messagesWire, ""},
+			{"reverse proxy", "http://" + proxyAddr + "/v1/messages", "bench", proxy.Cmd.Process.Pid, messagesWire, ""},
+			{"fngate /v1/messages", "http://" + gwAddr + "/v1/messages", "bench/anthropic", gw.Cmd.Process.Pid, messagesWire, ""},
 		}
 		for _, t := range msgs {
 			closedLoop(client, t, 4, 100*time.Millisecond, true)
@@ -367,6 +398,41 @@ func run(quick bool, out string) error {
 	} else {
 		tab.notes = append(tab.notes, "Anthropic route not measured: "+err.Error())
 	}
+
+	// Limits: one gateway process with two keys on one priced model, one key without limits
+	// and one held to a rate limit and a budget on the memory store, so the difference is the
+	// limiter alone (admission, the attempt's charge, the settlement).
+	limAddr := proc.FreeAddr()
+	lim, err := proc.Start("gateway-limits", filepath.Join(tmp, "gateway-limits.log"), gwBin, "-config", writeConfig(tmp, "limits.yaml", fmt.Sprintf(limitsConfig, upAddr)), "-addr", limAddr, "-route-state", "off")
+	if err != nil {
+		return err
+	}
+	defer lim.Stop()
+	limCtx, limCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer limCancel()
+	if err := proc.WaitListening(limCtx, limAddr); err != nil {
+		return err
+	}
+	limitsWire := wire{body: func(model string, stream bool) string {
+		extra := `,"max_completion_tokens":300`
+		if stream {
+			extra += `,"stream":true`
+		}
+		return fmt.Sprintf(chatBody, model, extra)
+	}, done: chatWire.done}
+	limURL := "http://" + limAddr + "/v1/chat/completions"
+	limTargets := []target{direct,
+		{"fngate, limits off", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-off"},
+		{"fngate, limits on (memory)", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-on"},
+	}
+	for _, t := range limTargets {
+		closedLoop(client, t, 16, 200*time.Millisecond, false)
+	}
+	for _, c := range []int{1, 16} {
+		fmt.Fprintf(os.Stderr, "limits off and on, %d in flight...\n", c)
+		measure(fmt.Sprintf("limits off vs on, non-stream, %d in flight", c), c, false, limTargets, lat)
+	}
+	measure("limits off vs on, stream TTFT, 1 in flight", 1, true, limTargets, ttft)
 
 	fmt.Fprintln(os.Stderr, "1,000 open streams...")
 	rss := openStreams(client, "http://"+gwAddr+"/v1/chat/completions", 1000, gw.Cmd.Process.Pid)
@@ -388,6 +454,10 @@ func run(quick bool, out string) error {
 	fmt.Printf("\nSUMMARY added p50/p99: non-stream@1 %s, @16 %s, @64 %s; TTFT@1 %s; RSS 1000 streams %.0f MB\n",
 		summary["non-stream, 1 in flight"], summary["non-stream, 16 in flight"], summary["non-stream, 64 in flight"],
 		summary["stream TTFT, 1 in flight"], rss)
+	fmt.Printf("SUMMARY limits off -> on (memory store), added p50/p99: non-stream@1 %s -> %s, @16 %s -> %s; TTFT@1 %s -> %s\n",
+		summary["limits off vs on, non-stream, 1 in flight off"], summary["limits off vs on, non-stream, 1 in flight"],
+		summary["limits off vs on, non-stream, 16 in flight off"], summary["limits off vs on, non-stream, 16 in flight"],
+		summary["limits off vs on, stream TTFT, 1 in flight off"], summary["limits off vs on, stream TTFT, 1 in flight"])
 	if out != "" {
 		return os.WriteFile(out, []byte(b.String()), 0o644)
 	}

@@ -1,7 +1,9 @@
 // Package gatewaytest serves a gateway config on loopback for tests, as net/http/httptest
 // serves a handler: the real gateway.New behind an httptest server, a log buffer the test can
 // read while requests are still logging, an openai-go client of the server, and readers for
-// raw answers and SSE bodies. Any package's tests may import it.
+// raw answers and SSE bodies; for the Responses door (responses.go) a stream read to its end
+// with its checks, a response object to compare, and the agent clients' recorded requests.
+// Any package's tests may import it.
 package gatewaytest
 
 import (

@@ -7,6 +7,7 @@
 //	             need no network (Check)
 //	response.go  Messages response -> OpenAI completion (ParseResponse, FinishReason)
 //	stream.go    Messages events -> OpenAI deltas (NewStream)
+//	structured.go  what a route's model takes (ModelOf): structured output, one sampler
 //	errors.go    Anthropic (and Google) error bodies -> classified provider errors
 //	provider.go  the direct API: URL, headers, credentials
 //
@@ -20,6 +21,12 @@
 //     ids pass through both ways.
 //   - Usage: prompt = input + cache writes + cache reads, cached = cache reads,
 //     completion = output; what Anthropic does not report is left out.
+//   - Extended profile: top_p and stop_sequences as sent (a model that takes one sampler is
+//     not sent a top_p of 1 beside a temperature, and refuses any other pair); no seed, no
+//     penalties, no participant names (refused, or left out under request_profile_ignore);
+//     parallel_tool_calls false as disable_parallel_tool_use; a JSON response_format as
+//     output_config.format on the models with structured outputs, else through the answer
+//     tool (structured.go, providers.AnswerTool), whose strict schema is refused.
 //   - The legacy /v1/completions is not served (the Provider has no Complete): the gateway
 //     answers 501.
 //
@@ -102,13 +109,14 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 func (p *Provider) Name() string { return "Anthropic" }
 
 // Check refuses what Anthropic cannot serve as asked (see Check).
-func (p *Provider) Check(req *llm.Request, _ providers.Target) *llm.Error {
-	return Check(req)
+func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
+	return Check(req, ModelOf(t.Model))
 }
 
 // Generate makes a non-streaming call.
 func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
-	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, p.options(false)), false)
+	opt := p.options(false, t)
+	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, opt), false)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +125,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 	if err != nil {
 		return nil, providers.AsError(ctx, err, p.Name())
 	}
-	a, err := ParseResponse(data)
+	a, err := ParseResponseFor(data, req, opt.Model)
 	if err != nil {
 		pe := providers.AsError(ctx, err, p.Name())
 		pe.Status = resp.StatusCode
@@ -129,16 +137,17 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 // Stream starts a streaming call. The status and headers have arrived when it returns;
 // the events are read by the stream.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
-	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, p.options(true)), true)
+	opt := p.options(true, t)
+	resp, err := p.post(ctx, p.url, req, BuildRequest(req, t, opt), true)
 	if err != nil {
 		return nil, err
 	}
-	return NewStream(ctx, resp.Body, p.Name(), req.PassThrough == llm.WireAnthropic), nil
+	return NewStreamFor(ctx, resp.Body, p.Name(), req, opt.Model), nil
 }
 
 // CountTokens asks Anthropic's count_tokens for the exact input count of req.
 func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t providers.Target) (int, error) {
-	opt := p.options(false)
+	opt := p.options(false, t)
 	opt.Count = true
 	resp, err := p.post(ctx, p.url+"/count_tokens", req, BuildRequest(req, t, opt), false)
 	if err != nil {
@@ -159,8 +168,8 @@ func ParseCount(r io.Reader) (int, error) {
 	return *out.InputTokens, nil
 }
 
-func (p *Provider) options(stream bool) RequestOptions {
-	return RequestOptions{Stream: stream, SystemInMessages: true}
+func (p *Provider) options(stream bool, t providers.Target) RequestOptions {
+	return RequestOptions{Stream: stream, SystemInMessages: true, Model: ModelOf(t.Model)}
 }
 
 func (p *Provider) post(ctx context.Context, url string, req *llm.Request, body []byte, stream bool) (*http.Response, error) {

@@ -38,18 +38,32 @@ type RequestOptions struct {
 	SystemInMessages bool
 	// Count writes a count_tokens body: no output maximum, sampling, metadata or stream.
 	Count bool
+	// Model is what the route's model takes (ModelOf).
+	Model Model
 }
 
 // structuredOutputsBeta is the flag under which Anthropic enforces strict tool schemas.
 const structuredOutputsBeta = "structured-outputs-2025-11-13"
 
-// Check reports why req cannot be sent to Anthropic, as a 400 naming the param, or nil. It
-// needs no network, so the planner can skip the route before any I/O.
-func Check(req *llm.Request) *llm.Error {
+// Check reports why req cannot be sent to Anthropic, as a 400 naming the param, or nil; m
+// is what the route's model takes. It needs no network, so the planner can skip the route
+// before any I/O. Anthropic has no seed and no penalties, and carries no participant names.
+func Check(req *llm.Request, m Model) *llm.Error {
 	if req.Op == llm.OpCompletion {
 		return llm.UnsupportedEndpoint(req.Model, "Anthropic")
 	}
-	if oe := providers.RefuseExtended(req, "Anthropic"); oe != nil {
+	for _, check := range [...]func(*llm.Request, string) *llm.Error{providers.CheckSeed, providers.CheckPenalties, providers.CheckNames} {
+		if oe := check(req, "Anthropic"); oe != nil {
+			return oe
+		}
+	}
+	if oe := checkStructured(req, m); oe != nil {
+		return oe
+	}
+	if m.OneSampler && req.Temperature != nil && req.TopP != nil && !defaultTopP(req) {
+		return llm.Unsupported("top_p", "this Claude model takes temperature or top_p, not both: send one")
+	}
+	if oe := providers.RefuseResponses(req, "Anthropic", false); oe != nil {
 		return oe
 	}
 	if req.Temperature != nil && *req.Temperature > 1 {
@@ -147,9 +161,12 @@ func BuildRequest(req *llm.Request, t providers.Target, opt RequestOptions) []by
 	b = append(b, `"messages":`...)
 	b = appendTurns(b, turns)
 	if !opt.Count {
-		b = appendSampling(b, req)
+		b = appendSampling(b, req, opt.Model)
 	}
-	b = appendTools(b, req)
+	b = appendTools(b, req, respondTool(req, opt.Model))
+	if f := req.ResponseFormat; f.JSON() && opt.Model.Structured == Native && f.Type == llm.FormatJSONSchema && !opt.Count {
+		b = appendOutputFormat(b, f)
+	}
 	if th := req.Thinking; th != nil && len(th.Raw) > 0 {
 		b = append(b, `,"thinking":`...)
 		b = append(b, th.Raw...)
@@ -174,12 +191,12 @@ func BuildRequest(req *llm.Request, t providers.Target, opt RequestOptions) []by
 	return append(b, '}')
 }
 
-func appendSampling(b []byte, req *llm.Request) []byte {
+func appendSampling(b []byte, req *llm.Request, m Model) []byte {
 	if req.Temperature != nil {
 		b = append(b, `,"temperature":`...)
 		b = strconv.AppendFloat(b, *req.Temperature, 'g', -1, 64)
 	}
-	if req.TopP != nil {
+	if req.TopP != nil && !(m.OneSampler && req.Temperature != nil && defaultTopP(req)) {
 		b = append(b, `,"top_p":`...)
 		b = strconv.AppendFloat(b, *req.TopP, 'g', -1, 64)
 	}
@@ -200,24 +217,49 @@ func appendSampling(b []byte, req *llm.Request) []byte {
 	return b
 }
 
-func appendTools(b []byte, req *llm.Request) []byte {
-	if len(req.Tools) > 0 {
-		b = append(b, `,"tools":[`...)
-		for i := range req.Tools {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendTool(b, &req.Tools[i])
+// appendTools writes the tools and tool_choice. respond, when set, is the tool that carries
+// a JSON answer (ByTool): it follows the client's tools, and the model must call it, or with
+// the client's tools on offer (tool_choice auto) call one of them or it.
+func appendTools(b []byte, req *llm.Request, respond string) []byte {
+	if len(req.Tools) == 0 && respond == "" {
+		return b
+	}
+	b = append(b, `,"tools":[`...)
+	for i := range req.Tools {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		b = append(b, ']')
-		// Without tools there is nothing to choose from, and Anthropic refuses a tool_choice
-		// alone; OpenAI allows "none" there, which means the same as leaving it out.
-		if req.ToolChoice != nil {
-			b = append(b, `,"tool_choice":`...)
-			b = appendToolChoice(b, req.ToolChoice)
+		b = appendTool(b, &req.Tools[i])
+	}
+	if respond != "" {
+		if len(req.Tools) > 0 {
+			b = append(b, ',')
 		}
+		b = appendRespondTool(b, req, respond)
+	}
+	b = append(b, ']')
+	tc := req.ToolChoice
+	if respond != "" {
+		forced := &llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: respond}
+		if len(req.Tools) > 0 && (tc == nil || tc.Mode == llm.ToolChoiceAuto) {
+			forced = &llm.ToolChoice{Mode: llm.ToolChoiceRequired, DisableParallel: tc != nil && tc.DisableParallel}
+		}
+		tc = forced
+	}
+	// Without tools there is nothing to choose from, and Anthropic refuses a tool_choice
+	// alone; OpenAI allows "none" there, which means the same as leaving it out.
+	if tc != nil && (len(req.Tools) > 0 || respond != "") {
+		b = append(b, `,"tool_choice":`...)
+		b = appendToolChoice(b, tc)
 	}
 	return b
+}
+
+// defaultTopP reports a top_p of 1 from an OpenAI door: no nucleus cut, the same as sending
+// none. LlamaIndex.TS sends it on every request beside its temperature, which a one-sampler
+// model refuses, so it is not sent there. A Messages door client's body goes as it came.
+func defaultTopP(req *llm.Request) bool {
+	return req.TopP != nil && *req.TopP == 1 && req.PassThrough != llm.WireAnthropic
 }
 
 func maxTokens(req *llm.Request, t providers.Target) int {

@@ -46,7 +46,7 @@ func TestRequestGolden(t *testing.T) {
 			}
 			target := providers.Target{Model: c.Target.Model, MaxOutputTokens: c.Target.MaxOutputTokens}
 			opt := RequestOptions{Stream: c.Options.Stream, OmitModel: c.Options.OmitModel, AnthropicVersion: c.Options.AnthropicVersion}
-			if oe := Check(req); oe != nil {
+			if oe := Check(req, Model{}); oe != nil {
 				t.Fatalf("Check refused: %v", oe)
 			}
 			body := BuildRequest(req, target, opt)
@@ -115,7 +115,7 @@ func TestCheckAccepts(t *testing.T) {
 		`{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","strict":false}}]}`,
 		`{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":" {\"a\": [1]} "}}]},{"role":"tool","tool_call_id":"c1","content":""}]}`,
 	} {
-		if oe := Check(chat(t, body)); oe != nil {
+		if oe := Check(chat(t, body), Model{}); oe != nil {
 			t.Errorf("refused %s: %v", body, oe)
 		}
 	}

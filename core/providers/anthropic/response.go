@@ -168,6 +168,16 @@ func ParseResponse(body []byte) (*llm.Answer, error) {
 	return a, nil
 }
 
+// ParseResponseFor is ParseResponse for req on a route whose model is m: a JSON answer
+// carried by the answer tool comes back as the content (see Structured).
+func ParseResponseFor(body []byte, req *llm.Request, m Model) (*llm.Answer, error) {
+	a, err := ParseResponse(body)
+	if err != nil {
+		return nil, err
+	}
+	return providers.AnswerAsContent(a, respondTool(req, m)), nil
+}
+
 // arguments renders tool_use input as the arguments text, compacted so the JSON is the same
 // however the upstream spaced it.
 func arguments(input json.RawMessage) string {

@@ -47,6 +47,13 @@ func NewStream(ctx context.Context, r io.ReadCloser, provider string, raw bool) 
 	return &stream{ctx: ctx, body: r, sse: providers.NewSSEReader(r), provider: provider, raw: raw}
 }
 
+// NewStreamFor is NewStream for req on a route whose model is m: raw for a
+// Messages door client, and a JSON answer carried by the answer tool streamed as the text
+// (providers.StreamAnswerAsContent).
+func NewStreamFor(ctx context.Context, r io.ReadCloser, provider string, req *llm.Request, m Model) llm.Stream {
+	return providers.StreamAnswerAsContent(NewStream(ctx, r, provider, req.PassThrough == llm.WireAnthropic), respondTool(req, m))
+}
+
 type stream struct {
 	ctx      context.Context
 	body     io.ReadCloser

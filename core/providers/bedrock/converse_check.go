@@ -8,15 +8,28 @@ import (
 	"strings"
 
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/providers"
 )
 
 // checkConverse refuses, before any network I/O, what Converse cannot take or would reject:
 // the planner then skips this route instead of letting Bedrock answer 400. What only
 // Anthropic's own wire carries (raw blocks and fields, server tools, a thinking budget) is
 // refused with the reason; a Claude model takes it through InvokeModel instead.
-func checkConverse(req *llm.Request) *llm.Error {
+func checkConverse(req *llm.Request, model string) *llm.Error {
 	if req.Op == llm.OpCompletion {
 		return llm.UnsupportedEndpoint(req.Model, displayName)
+	}
+	// Converse's inferenceConfig has no seed and no penalties, and its messages no names.
+	for _, check := range [...]func(*llm.Request, string) *llm.Error{providers.CheckSeed, providers.CheckPenalties, providers.CheckNames} {
+		if oe := check(req, displayName+"'s Converse"); oe != nil {
+			return oe
+		}
+	}
+	if oe := checkFormat(req, model); oe != nil {
+		return oe
+	}
+	if oneSampler(req, model) && !defaultTopP(req) {
+		return llm.Unsupported("top_p", "this Claude model takes temperature or top_p, not both: send one")
 	}
 	if req.Temperature != nil && *req.Temperature > 1 {
 		return llm.Unsupported("temperature", "Amazon Bedrock accepts a temperature from 0 to 1, got "+strconv.FormatFloat(*req.Temperature, 'g', -1, 64))
@@ -38,7 +51,7 @@ func checkConverse(req *llm.Request) *llm.Error {
 		}
 	}
 	if tc := req.ToolChoice; tc != nil && tc.DisableParallel && len(req.Tools) > 0 {
-		return llm.Unsupported("tool_choice.disable_parallel_tool_use", "Amazon Bedrock's Converse cannot hold the model to one tool call per turn")
+		return llm.Unsupported(tc.Param(), "Amazon Bedrock's Converse cannot hold the model to one tool call per turn")
 	}
 	if th := req.Thinking; th != nil && th.Type == llm.ThinkingEnabled {
 		// Adaptive thinking lets the model decide, which every model honours.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/anthropic"
 )
 
 const (
@@ -49,7 +50,10 @@ type converse struct {
 	messages   []types.Message
 	inference  *types.InferenceConfiguration
 	tools      *types.ToolConfiguration
-	additional document.Interface // additionalModelRequestFields
+	additional document.Interface  // additionalModelRequestFields
+	output     *types.OutputConfig // structured output, natively
+	// answerTool is the forced tool that carries a JSON answer, or "" (converse_structured.go).
+	answerTool string
 }
 
 // buildConverse translates a request that passed checkConverse, for model.
@@ -130,7 +134,7 @@ func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
 		if req.Temperature != nil {
 			c.inference.Temperature = aws.Float32(float32(*req.Temperature))
 		}
-		if req.TopP != nil {
+		if req.TopP != nil && !(oneSampler(req, t.Model) && defaultTopP(req)) {
 			c.inference.TopP = aws.Float32(float32(*req.TopP))
 		}
 	}
@@ -141,9 +145,24 @@ func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.output = outputConfig(req, t.Model)
+	if c.answerTool = respondTool(req, t.Model); c.answerTool != "" {
+		if tools, err = addRespondTool(tools, req, c.answerTool); err != nil {
+			return nil, err
+		}
+	}
 	c.tools = tools
 	return c, nil
 }
+
+// oneSampler reports a request with both samplers for a Claude model that takes one.
+func oneSampler(req *llm.Request, model string) bool {
+	return req.Temperature != nil && req.TopP != nil && claude(model) && anthropic.ModelOf(model).OneSampler
+}
+
+// defaultTopP reports a top_p of 1, no nucleus cut: the same as none, so a one-sampler
+// model is not sent it (LlamaIndex.TS sends it beside its temperature on every request).
+func defaultTopP(req *llm.Request) bool { return req.TopP != nil && *req.TopP == 1 }
 
 // topK is the additionalModelRequestFields that carry top_k: Amazon Nova takes it as
 // inferenceConfig.topK, Anthropic, Mistral and Cohere models as top_k.

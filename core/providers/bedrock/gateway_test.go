@@ -54,6 +54,11 @@ models:
     price: {input_per_mtok: 3.0, output_per_mtok: 15.0, cached_input_per_mtok: 0.3, cache_write_per_mtok: 3.75}
     routes:
       - {connection: aws, model: us.anthropic.claude-sonnet-4-5-20250929-v1:0}
+  claude-codex:
+    price: {input_per_mtok: 3.0, output_per_mtok: 15.0}
+    max_output_tokens: 4096
+    routes:
+      - {connection: aws, model: us.anthropic.claude-sonnet-4-5-20250929-v1:0}
   claude-backup:
     routing: {policy: ordered, max_attempts: 2}
     routes:

@@ -21,11 +21,11 @@ const jsonType = "application/json"
 // API's own rules (anthropic.Check), which the body shares; everything the Messages door
 // carries goes through (cache_control, thinking, betas, server tools, documents), and what
 // Bedrock itself does not take it refuses with a 400 the gateway relays without failing over.
-func checkInvoke(req *llm.Request) *llm.Error {
+func checkInvoke(req *llm.Request, t providers.Target) *llm.Error {
 	if req.Op == llm.OpCompletion {
 		return llm.UnsupportedEndpoint(req.Model, displayName)
 	}
-	return anthropic.Check(req)
+	return anthropic.Check(req, anthropic.ModelOf(t.Model))
 }
 
 // invokeBody is the InvokeModel body of req: Anthropic's Messages body without "model" (the
@@ -33,7 +33,8 @@ func checkInvoke(req *llm.Request) *llm.Error {
 // never carries "stream": the streaming call is InvokeModelWithResponseStream, and Bedrock
 // refuses the key as extraneous (the Anthropic SDKs' Bedrock clients delete it too).
 func invokeBody(req *llm.Request, t providers.Target) []byte {
-	return anthropic.BuildRequest(req, t, anthropic.RequestOptions{OmitModel: true, AnthropicVersion: Version, BetasInBody: true})
+	return anthropic.BuildRequest(req, t, anthropic.RequestOptions{OmitModel: true, AnthropicVersion: Version, BetasInBody: true,
+		Model: anthropic.ModelOf(t.Model)})
 }
 
 // invoke makes one InvokeModel call; the answer is Anthropic's message object, which the
@@ -48,7 +49,7 @@ func (p *Provider) invoke(ctx context.Context, req *llm.Request, t providers.Tar
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	a, err := anthropic.ParseResponse(out.Body)
+	a, err := anthropic.ParseResponseFor(out.Body, req, anthropic.ModelOf(t.Model))
 	if err != nil {
 		return nil, providers.AsError(ctx, err, displayName)
 	}
@@ -69,5 +70,5 @@ func (p *Provider) invokeStream(ctx context.Context, req *llm.Request, t provide
 		return nil, classify(ctx, err)
 	}
 	r := &chunkReader{ctx: ctx, es: out.GetStream()}
-	return anthropic.NewStream(ctx, r, displayName, req.PassThrough == llm.WireAnthropic), nil
+	return anthropic.NewStreamFor(ctx, r, displayName, req, anthropic.ModelOf(t.Model)), nil
 }

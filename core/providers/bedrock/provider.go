@@ -29,7 +29,11 @@
 // strict tools, tool_choice none, disable_parallel_tool_use, a developer message, a
 // conversation that starts with the assistant or ends with it (prefill), blank turns.
 // Thinking from earlier turns is not sent, as Anthropic itself drops it from the context.
-// Anthropic betas mean nothing on Converse and are not sent.
+// Anthropic betas mean nothing on Converse and are not sent. Under the extended profile a JSON
+// response_format is outputConfig.textFormat on the Claude models with structured outputs,
+// else the answer tool on the models whose toolChoice can force one (Claude, Nova, Mistral),
+// else refused (converse_structured.go); seed, penalties, participant names and
+// parallel_tool_calls false are refused on Converse.
 //
 // Connection settings (config.Connection):
 //
@@ -53,6 +57,7 @@
 //	converse_request.go   llm.Request -> Converse input
 //	converse_response.go  Converse answer -> llm.Answer; stop reasons; usage
 //	converse_stream.go    ConverseStream events -> deltas
+//	converse_structured.go  a JSON response_format: outputConfig or the answer tool
 //	invoke.go             InvokeModel with Anthropic's body (checkInvoke, invokeBody)
 //	invoke_stream.go      InvokeModelWithResponseStream chunks -> Anthropic's SSE for its translator
 //	count.go              CountTokens
@@ -178,7 +183,7 @@ func (p *Provider) Name() string { return displayName }
 // InvokeModel the Messages API's own (anthropic.Check), whose body carries every Claude
 // feature. A route whose api names no Bedrock API is refused as misconfigured.
 func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
-	if oe := providers.RefuseExtended(req, "Amazon Bedrock"); oe != nil {
+	if oe := providers.RefuseResponses(req, "Amazon Bedrock", false); oe != nil {
 		return oe
 	}
 	a, ok := apiOf(t)
@@ -186,9 +191,9 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	case !ok:
 		return badAPI(t)
 	case a == viaInvoke:
-		return checkInvoke(req)
+		return checkInvoke(req, t)
 	}
-	return checkConverse(req)
+	return checkConverse(req, t.Model)
 }
 
 // Generate makes one Converse or InvokeModel call.
@@ -207,11 +212,16 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 		InferenceConfig:              c.inference,
 		ToolConfig:                   c.tools,
 		AdditionalModelRequestFields: c.additional,
+		OutputConfig:                 c.output,
 	})
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	return answer(out)
+	a, err := answer(out)
+	if err != nil {
+		return nil, err
+	}
+	return providers.AnswerAsContent(a, c.answerTool), nil
 }
 
 // Stream starts one ConverseStream or InvokeModelWithResponseStream call. Exceptions Bedrock
@@ -232,9 +242,10 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Tar
 		InferenceConfig:              c.inference,
 		ToolConfig:                   c.tools,
 		AdditionalModelRequestFields: c.additional,
+		OutputConfig:                 c.output,
 	})
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	return &stream{ctx: ctx, es: out.GetStream()}, nil
+	return providers.StreamAnswerAsContent(&stream{ctx: ctx, es: out.GetStream()}, c.answerTool), nil
 }

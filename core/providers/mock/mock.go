@@ -12,6 +12,13 @@
 //	panic       panics before any output (proves a bug cannot take the instance down)
 //	panic:N     streams N words, then panics
 //
+// Every behaviour honours the output settings of the extended profile as a backend would:
+// max_tokens caps its words (finish length), stop cuts its text at the first stop sequence
+// (finish stop), a JSON response_format makes an answer that would be text the JSON of a
+// value its schema accepts (built by schemafill, the text in its strings; json_object is
+// {"text": ...}), and seed, the penalties and participant names are accepted: its answers are
+// deterministic already.
+//
 // Connection settings: delay_ms (pause before each streamed word).
 package mock
 
@@ -27,6 +34,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/internal/schemafill"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 )
@@ -71,12 +79,15 @@ func (p *Provider) CheckRoute(t providers.Target) error {
 
 // Check refuses route models it does not know, for gateways that skipped CheckRoute. The
 // mock stands in for every backend, so it takes every request the doors accept (completions
-// too) and ignores the settings it has no use for (sampling, thinking, Anthropic's extras).
+// too) and ignores the settings it has no use for (sampling, seed, penalties, participant
+// names, thinking, reasoning effort, Anthropic's extras). What only OpenAI's own Responses API
+// can run (its hosted tools, items and settings no other backend has) it refuses as every
+// other translated route does, so a test against the mock shows what such routes will answer.
 func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	if _, _, err := parseBehaviour(t.Model); err != nil {
 		return llm.BadRequest("model", err.Error())
 	}
-	return providers.RefuseExtended(req, "Mock")
+	return providers.RefuseResponses(req, "Mock", true)
 }
 
 func parseBehaviour(model string) (name string, n int, err error) {
@@ -105,6 +116,8 @@ func parseBehaviour(model string) (name string, n int, err error) {
 
 // answer is the whole deterministic answer for a request.
 type answer struct {
+	// words are the answer's text as streamed: each after the first starts with its space,
+	// so they join into the text.
 	words     []string
 	toolCalls []llm.Part
 	cutAfter  int // -1: never
@@ -113,7 +126,8 @@ type answer struct {
 	panicAfter int
 	fail       int // upstream status to fail with, 0: none
 	prompt     int
-	truncated  bool // the output maximum cut the words
+	truncated  bool   // the output maximum cut the words
+	stopSeq    string // the stop sequence that cut the text
 }
 
 func (p *Provider) plan(req *llm.Request, model string) answer {
@@ -149,11 +163,57 @@ func (p *Provider) plan(req *llm.Request, model string) answer {
 		a.words = strings.Fields(lorem)
 		a.panicAfter = n
 	}
+	if req.ResponseFormat.JSON() && len(a.toolCalls) == 0 && a.words != nil {
+		// One word: the JSON's strings keep their spacing.
+		a.words = []string{formatted(req.ResponseFormat, strings.Join(a.words, " "))}
+	}
 	if req.MaxTokens != nil && len(a.words) > *req.MaxTokens {
 		a.words = a.words[:*req.MaxTokens]
 		a.truncated = true
 	}
+	for i := 1; i < len(a.words); i++ {
+		a.words[i] = " " + a.words[i]
+	}
+	a.cutAtStop(req.Stop)
 	return a
+}
+
+// formatted is the answer text as the JSON response_format asks for.
+func formatted(f *llm.ResponseFormat, text string) string {
+	if f.Type == llm.FormatJSONSchema {
+		return schemafill.JSON(f.Schema, text)
+	}
+	return schemafill.JSON(nil, text)
+}
+
+// cutAtStop ends the text before the first of the stop sequences it holds, as a model's
+// server does (the sequence itself is not returned).
+func (a *answer) cutAtStop(stop []string) {
+	if len(stop) == 0 {
+		return
+	}
+	text := strings.Join(a.words, "")
+	at, seq := -1, ""
+	for _, s := range stop {
+		if i := strings.Index(text, s); i >= 0 && (at < 0 || i < at) {
+			at, seq = i, s
+		}
+	}
+	if at < 0 {
+		return
+	}
+	n := 0
+	for i, w := range a.words {
+		if n+len(w) >= at {
+			a.words = append(a.words[:i:i], w[:at-n])
+			if a.words[i] == "" {
+				a.words = a.words[:i]
+			}
+			break
+		}
+		n += len(w)
+	}
+	a.truncated, a.stopSeq = false, seq
 }
 
 func toolAnswer(req *llm.Request, last string) ([]llm.Part, []string) {
@@ -242,6 +302,8 @@ func (a *answer) stop() llm.StopReason {
 		return llm.StopToolUse
 	case a.truncated:
 		return llm.StopMaxTokens
+	case a.stopSeq != "":
+		return llm.StopSequence
 	}
 	return llm.StopEnd
 }
@@ -264,9 +326,9 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 	if a.cutAfter >= 0 {
 		return nil, &providers.Error{Class: providers.Unavailable, Status: 502, Provider: "Mock", Message: "mock cut"}
 	}
-	out := &llm.Answer{Stop: a.stop(), Usage: a.usage()}
+	out := &llm.Answer{Stop: a.stop(), StopSequence: a.stopSeq, Usage: a.usage()}
 	if len(a.words) > 0 || len(a.toolCalls) == 0 {
-		out.Parts = append(out.Parts, llm.Part{Kind: llm.PartText, Text: strings.Join(a.words, " ")})
+		out.Parts = append(out.Parts, llm.Part{Kind: llm.PartText, Text: strings.Join(a.words, "")})
 	}
 	out.Parts = append(out.Parts, a.toolCalls...)
 	return out, nil
@@ -316,15 +378,12 @@ func (s *stream) Next() (llm.Delta, error) {
 	}
 	if s.i < len(s.a.words) {
 		w := s.a.words[s.i]
-		if s.i > 0 {
-			w = " " + w
-		}
 		s.i++
 		return llm.Delta{Text: w}, nil
 	}
 	s.done = true
 	u := s.a.usage()
-	return llm.Delta{Stop: s.a.stop(), Usage: &u}, nil
+	return llm.Delta{Stop: s.a.stop(), StopSequence: s.a.stopSeq, Usage: &u}, nil
 }
 
 func (s *stream) wait() error {

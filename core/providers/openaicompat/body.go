@@ -33,6 +33,12 @@ type ChatBody struct {
 	TopK              bool
 	ParallelToolCalls bool
 	ReasoningEffort   bool
+	// Names writes the messages' participant names; elsewhere Check has refused them or the
+	// operator lets them be left out.
+	Names bool
+	// RequireParameters writes OpenRouter's provider.require_parameters when the request sets
+	// a parameter an OpenRouter provider might ignore (seed, a penalty, response_format).
+	RequireParameters bool
 }
 
 // Append appends the body of req for model to b; maxTokens, when not nil, is the output
@@ -43,7 +49,7 @@ func (c ChatBody) Append(b []byte, req *llm.Request, model string, maxTokens *in
 	b = append(b, `,"messages":[`...)
 	n := 0
 	if len(req.System) > 0 {
-		b = c.appendMessage(b, llm.RoleSystem, req.System)
+		b = c.appendMessage(b, &llm.Message{Role: llm.RoleSystem, Parts: req.System})
 		n++
 	}
 	for i := range req.Messages {
@@ -68,16 +74,8 @@ func (c ChatBody) Append(b []byte, req *llm.Request, model string, maxTokens *in
 		b = append(b, `,"top_k":`...)
 		b = strconv.AppendInt(b, int64(*req.TopK), 10)
 	}
-	if len(req.Stop) > 0 {
-		b = append(b, `,"stop":[`...)
-		for i, s := range req.Stop {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = openai.AppendString(b, s)
-		}
-		b = append(b, ']')
-	}
+	b = appendStop(b, req.Stop)
+	b = appendExtended(b, req)
 	if effort := Effort(req); effort != "" && c.ReasoningEffort {
 		b = append(b, `,"reasoning_effort":`...)
 		b = openai.AppendString(b, effort)
@@ -106,10 +104,65 @@ func (c ChatBody) Append(b []byte, req *llm.Request, model string, maxTokens *in
 			b = append(b, `,"parallel_tool_calls":false`...)
 		}
 	}
+	if c.RequireParameters && (req.Seed != nil || req.PresencePenalty != nil || req.FrequencyPenalty != nil || req.ResponseFormat.JSON()) {
+		b = append(b, `,"provider":{"require_parameters":true}`...)
+	}
 	if stream {
 		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	}
 	return append(b, '}')
+}
+
+func appendStop(b []byte, stop []string) []byte {
+	if len(stop) == 0 {
+		return b
+	}
+	b = append(b, `,"stop":[`...)
+	for i, s := range stop {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = openai.AppendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendExtended writes seed, the penalties and response_format, for the chat and the legacy
+// completions body alike (response_format is never set on a completion).
+func appendExtended(b []byte, req *llm.Request) []byte {
+	if req.Seed != nil {
+		b = append(b, `,"seed":`...)
+		b = strconv.AppendInt(b, *req.Seed, 10)
+	}
+	if req.PresencePenalty != nil {
+		b = append(b, `,"presence_penalty":`...)
+		b = strconv.AppendFloat(b, *req.PresencePenalty, 'g', -1, 64)
+	}
+	if req.FrequencyPenalty != nil {
+		b = append(b, `,"frequency_penalty":`...)
+		b = strconv.AppendFloat(b, *req.FrequencyPenalty, 'g', -1, 64)
+	}
+	if f := req.ResponseFormat; f.JSON() {
+		b = append(b, `,"response_format":{"type":`...)
+		b = openai.AppendString(b, f.Type)
+		if f.Type == llm.FormatJSONSchema {
+			b = append(b, `,"json_schema":{"name":`...)
+			b = openai.AppendString(b, f.Name)
+			if f.Description != "" {
+				b = append(b, `,"description":`...)
+				b = openai.AppendString(b, f.Description)
+			}
+			b = append(b, `,"schema":`...)
+			b = append(b, bytes.TrimSpace(f.Schema)...)
+			if f.Strict != nil {
+				b = append(b, `,"strict":`...)
+				b = strconv.AppendBool(b, *f.Strict)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	return b
 }
 
 // appendTurn writes one message of the conversation, n messages having been written before
@@ -140,15 +193,20 @@ func (c ChatBody) appendTurn(b []byte, m *llm.Message, n int) ([]byte, int) {
 	if n > 0 {
 		b = append(b, ',')
 	}
-	return c.appendMessage(b, m.Role, m.Parts), n + 1
+	return c.appendMessage(b, m), n + 1
 }
 
-func (c ChatBody) appendMessage(b []byte, role string, parts []llm.Part) []byte {
+func (c ChatBody) appendMessage(b []byte, m *llm.Message) []byte {
+	role, parts := m.Role, m.Parts
 	if role == llm.RoleDeveloper && c.DeveloperAsSystem {
 		role = llm.RoleSystem
 	}
 	b = append(b, `{"role":`...)
 	b = openai.AppendString(b, role)
+	if m.Name != "" && c.Names {
+		b = append(b, `,"name":`...)
+		b = openai.AppendString(b, m.Name)
+	}
 	b = append(b, `,"content":`...)
 	b = appendContent(b, parts)
 	calls := 0

@@ -19,6 +19,7 @@ type Provider struct {
 	body           ChatBody
 	chatURL        string // under base_url, with its query (config.JoinURL)
 	completionsURL string
+	responsesURL   string // the native Responses API, for the openai kind
 	apiKey         string
 	headers        map[string]string
 	client         *http.Client
@@ -47,13 +48,15 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	// developer is OpenAI's newer name for system; other servers' chat templates know only
 	// system.
 	body := ChatBody{MaxTokensField: p.maxTokensField, DeveloperAsSystem: p.kind != "openai",
-		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort}
+		TopK: p.topK, ParallelToolCalls: p.parallelToolCalls, ReasoningEffort: p.reasoningEffort,
+		Names: p.names, RequireParameters: p.requireParameters}
 	chatURL, err := config.JoinURL(base, "/chat/completions")
 	if err != nil {
 		return nil, errors.New("base_url: " + err.Error())
 	}
 	completionsURL, _ := config.JoinURL(base, "/completions") // base parsed just above
-	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL,
+	responsesURL, _ := config.JoinURL(base, "/responses")
+	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL, responsesURL: responsesURL,
 		apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 
@@ -62,6 +65,9 @@ func (p *Provider) Name() string { return p.name }
 
 // Generate makes a non-streaming call.
 func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
+	if p.native(req) {
+		return p.generateResponses(ctx, req, t)
+	}
 	path, body := p.requestBody(req, t, false)
 	resp, err := p.post(ctx, path, body, false)
 	if err != nil {
@@ -123,6 +129,9 @@ func readCompletion(resp *http.Response, out *completion, provider string) error
 
 // Stream starts a streaming call.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Target) (llm.Stream, error) {
+	if p.native(req) {
+		return p.streamResponses(ctx, req, t)
+	}
 	path, body := p.requestBody(req, t, true)
 	resp, err := p.post(ctx, path, body, true)
 	if err != nil {

@@ -8,12 +8,20 @@ import (
 	"github.com/fngate/fngate/core/providers"
 )
 
-// Check refuses what this kind cannot honour; the body writer trusts it.
+// Check refuses what this kind cannot honour; the body writer trusts it. A Responses request
+// on the openai kind goes to OpenAI's own Responses API, which honours all of it (and itself
+// refuses what it refuses, as the client's 400).
 func (p *Provider) Check(req *llm.Request, _ providers.Target) *llm.Error {
+	if p.native(req) {
+		return nil
+	}
 	return p.profile.check(req)
 }
 
 func (p *profile) check(req *llm.Request) *llm.Error {
+	if oe := p.checkSampling(req); oe != nil {
+		return oe
+	}
 	if req.Op == llm.OpCompletion {
 		// Every OpenAI-wire kind serves /v1/completions (OpenAI only for its legacy instruct
 		// models, which the upstream itself enforces).
@@ -22,7 +30,10 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 	if oe := CheckParts(req, p.name); oe != nil {
 		return oe
 	}
-	if oe := providers.RefuseExtended(req, p.name); oe != nil {
+	if oe := p.checkExtended(req); oe != nil {
+		return oe
+	}
+	if oe := providers.RefuseResponses(req, p.name, p.reasoningEffort); oe != nil {
 		return oe
 	}
 	if req.TopK != nil && !p.topK {
@@ -44,7 +55,7 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 		return nil
 	}
 	if tc.DisableParallel && !p.parallelToolCalls && len(req.Tools) > 0 {
-		return llm.Unsupported("tool_choice.disable_parallel_tool_use", p.name+" cannot be held to one tool call per turn")
+		return llm.Unsupported(tc.Param(), p.name+" cannot be held to one tool call per turn")
 	}
 	switch p.toolChoice {
 	case toolChoiceNone:
@@ -52,6 +63,44 @@ func (p *profile) check(req *llm.Request) *llm.Error {
 	case toolChoiceAutoNone:
 		if tc.Mode == llm.ToolChoiceRequired || tc.Mode == llm.ToolChoiceTool {
 			return llm.Unsupported("tool_choice", p.name+" does not reliably support required or named tool_choice: use auto or none")
+		}
+	}
+	return nil
+}
+
+// checkSampling refuses the sampling knobs the kind's servers do not take.
+func (p *profile) checkSampling(req *llm.Request) *llm.Error {
+	if !p.seed {
+		if oe := providers.CheckSeed(req, p.name); oe != nil {
+			return oe
+		}
+	}
+	if !p.penalties {
+		return providers.CheckPenalties(req, p.name)
+	}
+	return nil
+}
+
+// checkExtended refuses the extended profile's chat fields the kind cannot honour.
+func (p *profile) checkExtended(req *llm.Request) *llm.Error {
+	if p.format == formatText {
+		if oe := providers.CheckResponseFormat(req, p.name); oe != nil {
+			return oe
+		}
+	}
+	if !p.names {
+		if oe := providers.CheckNames(req, p.name); oe != nil {
+			return oe
+		}
+	}
+	if p.dataImagesOnly {
+		for i := range req.Messages {
+			for j := range req.Messages[i].Parts {
+				if pt := &req.Messages[i].Parts[j]; pt.Kind == llm.PartImage && pt.URL != "" {
+					path := "messages[" + strconv.Itoa(i) + "].content[" + strconv.Itoa(j) + "]"
+					return llm.Unsupported(path, path+": "+p.name+" reads images as base64 data only, not by URL")
+				}
+			}
 		}
 	}
 	return nil
@@ -133,9 +182,16 @@ func checkPart(p *llm.Part, path, provider string) *llm.Error {
 	return nil
 }
 
-// Effort is the reasoning effort a request asks for (Anthropic's output_config.effort), as
-// OpenAI's reasoning_effort: low, medium or high; Anthropic's max reads as high.
+// Effort is the reasoning effort a request asks for (the Responses door's reasoning.effort,
+// Anthropic's output_config.effort), as OpenAI's reasoning_effort: minimal, low, medium or
+// high; Anthropic's max and OpenAI's xhigh read as high.
 func Effort(req *llm.Request) string {
+	if r := req.Responses; r != nil && r.Effort != "" {
+		if r.Effort == "xhigh" {
+			return "high"
+		}
+		return r.Effort
+	}
 	raw := req.Anthropic.Field("output_config")
 	if raw == nil {
 		return ""

@@ -20,6 +20,12 @@ func appendCompletionBody(b []byte, req *llm.Request, model string, stream bool)
 		b = append(b, `,"temperature":`...)
 		b = strconv.AppendFloat(b, *req.Temperature, 'g', -1, 64)
 	}
+	if req.TopP != nil {
+		b = append(b, `,"top_p":`...)
+		b = strconv.AppendFloat(b, *req.TopP, 'g', -1, 64)
+	}
+	b = appendStop(b, req.Stop)
+	b = appendExtended(b, req)
 	if stream {
 		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	}

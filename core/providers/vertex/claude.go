@@ -21,8 +21,8 @@ const vertexAnthropicVersion = "vertex-2023-10-16"
 // checkClaude refuses what Claude on Vertex AI cannot serve: what the anthropic package
 // refuses for any Anthropic-wire route, and references to Anthropic's Files API (a file
 // source, a container_upload block), which only Anthropic's own API can resolve.
-func checkClaude(req *llm.Request) *llm.Error {
-	if oe := anthropic.Check(req); oe != nil {
+func checkClaude(req *llm.Request, model string) *llm.Error {
+	if oe := anthropic.Check(req, claudeModel(model)); oe != nil {
 		return oe
 	}
 	for i := range req.System {
@@ -86,12 +86,22 @@ func filesAPIRef(block []byte) bool {
 //     LateSystem rule; the chat door's Check refused them already): Vertex AI fixes the API
 //     version at vertex-2023-10-16, whose rules predate a system role in messages, and the
 //     client's anthropic-version header cannot be forwarded over it.
-func claudeOptions(stream bool) anthropic.RequestOptions {
-	return anthropic.RequestOptions{Stream: stream, OmitModel: true, AnthropicVersion: vertexAnthropicVersion, BetasInBody: true}
+func claudeOptions(stream bool, model string) anthropic.RequestOptions {
+	return anthropic.RequestOptions{Stream: stream, OmitModel: true, AnthropicVersion: vertexAnthropicVersion, BetasInBody: true,
+		Model: claudeModel(model)}
+}
+
+// claudeModel is what a Claude model takes on Vertex AI: the model's own rules, but a JSON
+// response_format always through the answer tool, since Vertex AI does not document
+// Anthropic's structured outputs (output_config.format) for its Claude models.
+func claudeModel(model string) anthropic.Model {
+	m := anthropic.ModelOf(model)
+	m.Structured = anthropic.ByTool
+	return m
 }
 
 func claudeBody(req *llm.Request, t providers.Target, stream bool) *httpbody.HttpBody {
-	return &httpbody.HttpBody{ContentType: "application/json", Data: anthropic.BuildRequest(req, t, claudeOptions(stream))}
+	return &httpbody.HttpBody{ContentType: "application/json", Data: anthropic.BuildRequest(req, t, claudeOptions(stream, t.Model))}
 }
 
 // claudeGenerate makes one RawPredict call; the answer is a Messages response, kept whole
@@ -105,7 +115,7 @@ func (p *Provider) claudeGenerate(ctx context.Context, req *llm.Request, t provi
 	if err != nil {
 		return nil, callError(ctx, err, Claude, false)
 	}
-	a, err := anthropic.ParseResponse(resp.GetData())
+	a, err := anthropic.ParseResponseFor(resp.GetData(), req, claudeModel(t.Model))
 	if err != nil {
 		return nil, providers.AsError(ctx, err, Name)
 	}
@@ -139,7 +149,7 @@ func (p *Provider) claudeStream(ctx context.Context, req *llm.Request, t provide
 	} else {
 		r.buf = first.GetData()
 	}
-	return anthropic.NewStream(ctx, r, Name, req.PassThrough == llm.WireAnthropic), nil
+	return anthropic.NewStreamFor(ctx, r, Name, req, claudeModel(t.Model)), nil
 }
 
 // claudeCount asks the count-tokens endpoint: the Messages count body (no output maximum,
@@ -151,7 +161,7 @@ func (p *Provider) claudeCount(ctx context.Context, req *llm.Request, t provider
 		return 0, &providers.Error{Class: providers.Unsupported, Provider: Name,
 			Message: "the route's model " + quoteString(t.Model) + " has no count-tokens endpoint"}
 	}
-	opt := claudeOptions(false)
+	opt := claudeOptions(false, t.Model)
 	opt.OmitModel, opt.Count = false, true
 	body := anthropic.BuildRequest(req, providers.Target{Model: id, API: t.API, MaxOutputTokens: t.MaxOutputTokens}, opt)
 	client, err := p.predictionClient()

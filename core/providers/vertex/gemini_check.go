@@ -2,11 +2,13 @@ package vertex
 
 import (
 	"encoding/base64"
+	"math"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 )
 
@@ -39,6 +41,20 @@ func checkGemini(req *llm.Request, model string) *llm.Error {
 	if oe := openaicompat.CheckParts(req, "Gemini"); oe != nil {
 		return oe
 	}
+	if oe := providers.CheckNames(req, "Gemini"); oe != nil {
+		return oe
+	}
+	if oe := checkSeed(req); oe != nil {
+		return oe
+	}
+	if f := req.ResponseFormat; f.JSON() && f.Type == llm.FormatJSONSchema {
+		if !jsonSchemaOutput(model) {
+			return llm.Unsupported(req.ResponseFormat.ParamName(), modelName(model)+" takes no JSON Schema for its answer (responseJsonSchema is Gemini 2.5's and later's): use json_object or a newer model")
+		}
+		if _, err := decodeJSON(f.Schema); err != nil {
+			return llm.BadRequest("response_format.json_schema.schema", "response_format.json_schema.schema "+err.Error())
+		}
+	}
 	if _, _, oe := llm.SplitSystem(req, "Gemini", checkTurn); oe != nil {
 		return oe
 	}
@@ -59,13 +75,21 @@ func checkGemini(req *llm.Request, model string) *llm.Error {
 		}
 	}
 	if tc := req.ToolChoice; tc != nil && tc.DisableParallel && len(req.Tools) > 0 {
-		return llm.Unsupported("tool_choice.disable_parallel_tool_use", "Gemini cannot be held to one tool call per turn")
+		return llm.Unsupported(tc.Param(), "Gemini cannot be held to one tool call per turn")
 	}
 	if len(req.Stop) > maxStopSequences {
 		return llm.Unsupported("stop_sequences", "Gemini takes at most 5 stop sequences")
 	}
 	if th := req.Thinking; th != nil && th.Type == llm.ThinkingEnabled && !thinks(model) {
 		return llm.Unsupported("thinking", modelName(model)+" does not think: use thinking {\"type\":\"adaptive\"} or a model that thinks")
+	}
+	return nil
+}
+
+// checkSeed refuses a seed Gemini cannot take: its seed is a 32-bit integer.
+func checkSeed(req *llm.Request) *llm.Error {
+	if s := req.Seed; s != nil && (*s < math.MinInt32 || *s > math.MaxInt32) {
+		return llm.Unsupported("seed", "Gemini takes a seed between -2147483648 and 2147483647")
 	}
 	return nil
 }

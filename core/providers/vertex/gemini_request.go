@@ -55,7 +55,13 @@ func promptRequest(req *llm.Request) *llm.Request {
 		Messages:    []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Kind: llm.PartText, Text: req.Prompt}}}},
 		MaxTokens:   req.MaxTokens,
 		Temperature: req.Temperature,
+		TopP:        req.TopP,
+		Stop:        req.Stop,
+		Seed:        req.Seed,
 		Stream:      req.Stream,
+
+		PresencePenalty:  req.PresencePenalty,
+		FrequencyPenalty: req.FrequencyPenalty,
 	}
 }
 
@@ -307,13 +313,37 @@ func generationConfig(req *llm.Request, t providers.Target) *aiplatformpb.Genera
 		g.TopK = ptr(float32(*k))
 	}
 	g.StopSequences = req.Stop
+	if s := req.Seed; s != nil {
+		g.Seed = ptr(int32(*s)) // checkSeed kept it within int32
+	}
+	if p := req.PresencePenalty; p != nil {
+		g.PresencePenalty = ptr(float32(*p))
+	}
+	if p := req.FrequencyPenalty; p != nil {
+		g.FrequencyPenalty = ptr(float32(*p))
+	}
+	if f := req.ResponseFormat; f.JSON() {
+		// Gemini's controlled generation holds the answer to the schema, strict or not.
+		g.ResponseMimeType = "application/json"
+		if f.Type == llm.FormatJSONSchema {
+			g.ResponseJsonSchema, _ = decodeJSON(f.Schema) // checked
+		}
+	}
 	if thinks(t.Model) {
 		g.ThinkingConfig = thinkingConfig(req)
 	}
-	if g.MaxOutputTokens == nil && g.Temperature == nil && g.TopP == nil && g.TopK == nil && len(g.StopSequences) == 0 && g.ThinkingConfig == nil {
+	if g.MaxOutputTokens == nil && g.Temperature == nil && g.TopP == nil && g.TopK == nil && len(g.StopSequences) == 0 &&
+		g.ThinkingConfig == nil && g.Seed == nil && g.PresencePenalty == nil && g.FrequencyPenalty == nil && g.ResponseMimeType == "" {
 		return nil
 	}
 	return g
+}
+
+// jsonSchemaOutput reports whether a model takes responseJsonSchema: Gemini 2.5 and later
+// (and newer or unknown models), not 1.x and 2.0.
+func jsonSchemaOutput(model string) bool {
+	m := modelName(model)
+	return !strings.HasPrefix(m, "gemini-1") && !strings.HasPrefix(m, "gemini-2.0")
 }
 
 // effortBudgets are the thinking budgets Google's own OpenAI-compatible endpoint gives

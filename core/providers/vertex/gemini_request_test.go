@@ -87,6 +87,11 @@ func TestGeminiRequestGolden(t *testing.T) {
 				req = chat(t, string(c.Request))
 			case "messages":
 				req = anthropicMessages(t, string(c.Request), c.Betas...)
+			case "extended": // the chat door under request_profile: extended
+				var oe *llm.Error
+				if req, _, oe = openai.DecodeChatProfile(c.Request, openai.Limits{}, openai.Profile{Extended: true}); oe != nil {
+					t.Fatal(oe)
+				}
 			default:
 				t.Fatalf("door %q", c.Door)
 			}

@@ -38,6 +38,9 @@ func checkMaaS(req *llm.Request) *llm.Error {
 	if oe := openaicompat.CheckParts(req, maasName); oe != nil {
 		return oe
 	}
+	if oe := providers.CheckNames(req, maasName); oe != nil {
+		return oe
+	}
 	for i := range req.Tools {
 		if t := &req.Tools[i]; t.Strict != nil && *t.Strict {
 			p := "tools[" + strconv.Itoa(i) + "].function.strict"
@@ -49,7 +52,7 @@ func checkMaaS(req *llm.Request) *llm.Error {
 			return llm.Unsupported("tool_choice", "a named tool_choice is not supported by Vertex AI's OpenAI-compatible endpoint: use auto, none or required")
 		}
 		if tc.DisableParallel && len(req.Tools) > 0 {
-			return llm.Unsupported("tool_choice.disable_parallel_tool_use", maasName+" cannot be held to one tool call per turn")
+			return llm.Unsupported(tc.Param(), maasName+" cannot be held to one tool call per turn")
 		}
 	}
 	if req.TopK != nil {

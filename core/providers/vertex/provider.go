@@ -57,6 +57,11 @@
 //     non-empty usageMetadata (streams send empty ones early): input = promptTokenCount,
 //     output = candidatesTokenCount + thoughtsTokenCount (the thoughts also as reasoning
 //     tokens), cache reads = cachedContentTokenCount; counts Gemini leaves out stay out.
+//   - Extended profile on Gemini: seed (32-bit), presencePenalty and frequencyPenalty, a JSON
+//     response_format as responseMimeType application/json with the JSON Schema as
+//     responseJsonSchema (Gemini 2.5 and later); participant names and parallel_tool_calls
+//     false are refused. Claude routes give a JSON response_format through the answer tool;
+//     partner models take seed, penalties and response_format natively.
 //   - Claude: the anthropic package's translation, without "model", with anthropic_version
 //     vertex-2023-10-16 and the client's betas as the body's anthropic_beta (a gRPC
 //     RawPredict has no HTTP headers to carry them), its refusals (temperature above 1, ...)
@@ -191,7 +196,7 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 	if !ok {
 		return badAPI(t)
 	}
-	if oe := providers.RefuseExtended(req, Name); oe != nil {
+	if oe := providers.RefuseResponses(req, Name, false); oe != nil {
 		return oe
 	}
 	if req.Op == llm.OpCompletion {
@@ -201,11 +206,11 @@ func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
 		if req.Prompt == "" {
 			return llm.BadRequest("prompt", "prompt must not be empty: Gemini refuses empty text")
 		}
-		return nil
+		return checkSeed(req)
 	}
 	switch fam {
 	case Claude:
-		return checkClaude(req)
+		return checkClaude(req, t.Model)
 	case MaaS:
 		return checkMaaS(req)
 	}

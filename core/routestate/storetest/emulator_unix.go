@@ -34,13 +34,64 @@ func Moto(t testing.TB) string {
 	if err != nil {
 		absent(t, "moto_server is not on PATH (pip install 'moto[server]')")
 	}
+	args := func(port int) []string { return []string{bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port)} }
+	if python := motoPython(bin); python != "" {
+		args = func(port int) []string {
+			return []string{python, "-c", serializedMoto, "127.0.0.1", strconv.Itoa(port)}
+		}
+	} else {
+		t.Log("moto_server's Python was not found: running moto_server as it is, whose conditional writes are not atomic under concurrency")
+	}
 	port := start(t, server{
 		name:     "moto_server",
-		args:     func(port int) []string { return []string{bin, "-H", "127.0.0.1", "-p", strconv.Itoa(port)} },
+		args:     args,
 		ready:    func(port int) bool { return httpOK(fmt.Sprintf("http://127.0.0.1:%d/moto-api/", port), "") },
 		deadline: 30 * time.Second,
 	})
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// serializedMoto runs moto's own server app behind one lock. moto_server serves each request
+// on its own thread and moto checks a ConditionExpression and then writes, so two concurrent
+// conditional writes to one item can both pass: DynamoDB applies each atomically, and the
+// tests of code that relies on it (a claim won once, a limit not admitted past) need that.
+// Connections stay concurrent (HTTP/1.1 keep-alive); only the handling is serialized.
+const serializedMoto = `
+import sys, threading
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serialized(environ, start_response):
+    with lock:
+        return list(app(environ, start_response))
+run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
+`
+
+// motoPython finds the interpreter moto_server runs on (its script's #! line, through a pyenv
+// shim when there is one) and checks that it imports moto's server; "" when it does not.
+func motoPython(bin string) string {
+	script := bin
+	if out, err := exec.Command("pyenv", "which", "moto_server").Output(); err == nil {
+		script = strings.TrimSpace(string(out))
+	}
+	f, err := os.Open(script)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	k, _ := io.ReadFull(f, head)
+	line, _, _ := strings.Cut(string(head[:k]), "\n")
+	python, ok := strings.CutPrefix(line, "#!")
+	python = strings.TrimSpace(python)
+	if !ok || !strings.Contains(filepath.Base(python), "python") || strings.ContainsRune(python, ' ') {
+		return ""
+	}
+	if exec.Command(python, "-c", "import moto.moto_server.werkzeug_app, werkzeug.serving").Run() != nil {
+		return ""
+	}
+	return python
 }
 
 // Firestore returns the host:port of a Firestore emulator for this test:

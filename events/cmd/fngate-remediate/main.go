@@ -1,6 +1,6 @@
-// Command fngate-remediate is the operator's tool for route state: see what remediation did,
-// undo it, re-enable a route, run the sweep by hand, or feed a local gateway's log to the
-// remediation engine.
+// Command fngate-remediate is the operator's tool for route state and key usage: see what
+// remediation did, undo it, re-enable a route, run the sweep by hand, feed a local gateway's
+// log to the remediation engine, or see what a key has used of its rate limits and budgets.
 //
 //	go run ./events/cmd/fngate-remediate [-store SPEC] COMMAND [ARGS]
 //
@@ -11,6 +11,9 @@
 //	sweep                       re-enable routes whose cooldown ended (honours REMEDIATION_MODE)
 //	ingest                      read gateway log lines on stdin and remediate their provider
 //	                            errors (honours REMEDIATION_MODE): make run | fngate-remediate ingest
+//	usage [-config PATH] [-counters SPEC] [KEY...]
+//	                            each key's requests, tokens and spend in the current windows,
+//	                            its limits and what remains (usage.go)
 //
 // SPEC (flag -store, env FNGATE_ROUTE_STORE) is file:PATH (default file:.fngate/routestate.json),
 // dynamodb:TABLE (AWS credentials and region from the environment) or firestore:PROJECT
@@ -60,7 +63,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	prefix := fs.String("firestore-prefix", getenv("ROUTE_STATE_PREFIX"), "Firestore collection prefix (default fngate_)")
 	database := fs.String("firestore-database", getenv("ROUTE_STATE_DATABASE"), "Firestore database (default (default))")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fngate-remediate [-store SPEC] status | actions [-n N] | rollback [-force] ACTION-ID | clear [-why TEXT] ROUTE | sweep | ingest")
+		fmt.Fprintln(stderr, "usage: fngate-remediate [-store SPEC] status | actions [-n N] | rollback [-force] ACTION-ID | clear [-why TEXT] ROUTE | sweep | ingest | usage [-config PATH] [-counters SPEC] [KEY...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -69,6 +72,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return 2
+	}
+	if fs.Arg(0) == "usage" { // counters, not route state
+		return exitCode(usage(ctx, fs.Args()[1:], stdout, stderr, getenv, time.Now()), stderr)
 	}
 	cfg, err := remediation.ConfigFromEnv(getenv)
 	if err != nil {
@@ -100,6 +106,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.Usage()
 		return 2
 	}
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
 		return 2
 	}

@@ -6,6 +6,8 @@ locals {
     var.config_yaml == null ? {} : { FNGATE_CONFIG_YAML = var.config_yaml },
     var.config_path == null ? {} : { FNGATE_CONFIG = var.config_path },
     { ROUTE_STATE_TABLE = aws_dynamodb_table.route_state.name },
+    # The keys' rate limits and budgets (a config without a counters section counts here).
+    { COUNTERS_TABLE = aws_dynamodb_table.counters.name },
     # Without it the gateway publishes nothing: the log subscription needs no publisher.
     local.eventbridge ? { PROVIDER_ERROR_BUS = aws_cloudwatch_event_bus.provider_errors[0].name } : {},
   )
@@ -100,7 +102,7 @@ resource "aws_lambda_function" "gateway" {
 
   # Lambda logs to /aws/lambda/<function_name>, created here first with its retention. The
   # secrets are read at cold start: the role must be able to read them first.
-  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair]
+  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters]
 }
 
 resource "aws_lambda_function_url" "gateway" {

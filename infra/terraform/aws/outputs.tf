@@ -72,3 +72,8 @@ output "remediation_alarm_name" {
   description = "The alarm on a spike of remediation actions."
   value       = aws_cloudwatch_metric_alarm.remediation_actions.alarm_name
 }
+
+output "counters_table_name" {
+  description = "The keys' counters (COUNTERS_TABLE); fngate-remediate usage -counters dynamodb:<this> reads them."
+  value       = aws_dynamodb_table.counters.name
+}

@@ -15,6 +15,7 @@ locals {
     { FNGATE_INVOKER_AUTH = var.public ? "PUBLIC" : "IAM" },
     local.has_config ? { FNGATE_CONFIG = local.config_path } : {},
     local.route_state_env,
+    local.counters_env,
   )
 }
 
@@ -128,9 +129,9 @@ resource "google_cloudfunctions2_function" "gateway" {
     }
   }
 
-  # Cloud Run checks secret access when the revision deploys; the route-state cache reads
-  # Firestore from the first request on.
-  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state]
+  # Cloud Run checks secret access when the revision deploys; the route-state cache and the
+  # counters use Firestore from the first request on.
+  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state, google_project_iam_member.gateway_counters]
 }
 
 # Gen2 functions are Cloud Run services: invoking one takes roles/run.invoker on the service.

@@ -69,3 +69,8 @@ output "dead_letter_setup" {
     gcloud pubsub subscriptions update "$SUB" --dead-letter-topic=${google_pubsub_topic.dead_letter.id} --max-delivery-attempts=10
   EOT
 }
+
+output "counters_database" {
+  description = "The Firestore database of the keys' counters (COUNTERS_DATABASE); fngate-remediate usage -counters firestore:<project> -counters-database <this> reads them."
+  value       = local.counters_database
+}

@@ -198,3 +198,15 @@ variable "alert_notification_channels" {
   type        = list(string)
   default     = []
 }
+
+variable "counters_database" {
+  description = "An existing Firestore database (native mode) for the keys' rate-limit and budget counters. Null creates <name>-counters."
+  type        = string
+  default     = null
+}
+
+variable "counters_prefix" {
+  description = "Prefix of the counters collection (COUNTERS_PREFIX): <prefix>counters."
+  type        = string
+  default     = "fngate_"
+}

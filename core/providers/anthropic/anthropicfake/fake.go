@@ -66,6 +66,10 @@ type Server struct {
 	// APIKey is the accepted x-api-key.
 	APIKey string
 
+	// Script, when set, answers every valid request the queue does not (Model answers like
+	// a model would).
+	Script func(*Request) Reply
+
 	mu       sync.Mutex
 	replies  []Reply
 	fallback *Reply
@@ -147,6 +151,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if len(s.replies) > 0 {
 			reply = &s.replies[0]
 			s.replies = s.replies[1:]
+		} else if s.Script != nil {
+			r := s.Script(req)
+			reply = &r
 		} else {
 			reply = s.fallback
 		}

@@ -169,6 +169,9 @@ func ValidateBody(body []byte, d Dialect) *APIError {
 			return invalid("temperature: range: 0..1")
 		}
 	}
+	if _, both := req["top_p"]; both && req["temperature"] != nil && oneSampler(req["model"]) {
+		return invalid("`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+	}
 	if raw, ok := req["stream"]; ok {
 		var s bool
 		if json.Unmarshal(raw, &s) != nil {
@@ -189,7 +192,53 @@ func ValidateBody(body []byte, d Dialect) *APIError {
 			return e
 		}
 	}
+	if raw, ok := req["output_config"]; ok {
+		if e := validateOutputConfig(raw); e != nil {
+			return e
+		}
+	}
 	return validateMessages(req["messages"], d == Direct)
+}
+
+// oneSampler reports the models that take temperature or top_p, not both (Opus 4.1 and the
+// 4.5 models).
+func oneSampler(model json.RawMessage) bool {
+	m := string(model)
+	return strings.Contains(m, "-4-5") || strings.Contains(m, "opus-4-1")
+}
+
+// validateOutputConfig checks output_config's effort and format (structured outputs: a
+// json_schema format with an object schema).
+func validateOutputConfig(raw json.RawMessage) *APIError {
+	var oc map[string]json.RawMessage
+	if json.Unmarshal(raw, &oc) != nil || oc == nil {
+		return invalid("output_config: Input should be a valid dictionary")
+	}
+	for k, v := range oc {
+		switch k {
+		case "effort":
+		case "format":
+			var f map[string]json.RawMessage
+			if json.Unmarshal(v, &f) != nil || f == nil {
+				return invalid("output_config.format: Input should be a valid dictionary")
+			}
+			if string(f["type"]) != `"json_schema"` {
+				return invalid("output_config.format.type: Input should be 'json_schema'")
+			}
+			var schema map[string]any
+			if json.Unmarshal(f["schema"], &schema) != nil || schema == nil {
+				return invalid("output_config.format.schema: Field required")
+			}
+			for k := range f {
+				if k != "type" && k != "schema" {
+					return invalid("output_config.format.%s: Extra inputs are not permitted", k)
+				}
+			}
+		default:
+			return invalid("output_config.%s: Extra inputs are not permitted", k)
+		}
+	}
+	return nil
 }
 
 func validateSystem(raw json.RawMessage) *APIError {

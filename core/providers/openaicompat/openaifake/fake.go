@@ -1,7 +1,8 @@
-// Package openaifake is an OpenAI Chat Completions server for tests and benchmarks. It speaks
-// the real wire (JSON, and SSE with a role-first chunk, tool-call fragments, a finish chunk, the
-// usage chunk and [DONE]) and plays scripted faults: error statuses, stalls, cuts, malformed
-// chunks and in-band error events.
+// Package openaifake is an OpenAI server for tests and benchmarks: Chat Completions and the
+// legacy Completions (fake.go) and the Responses API (responses.go). It speaks the real wire
+// (JSON, and SSE with a role-first chunk, tool-call fragments, a finish chunk, the usage chunk
+// and [DONE]; Responses' numbered events) and plays scripted faults: error statuses, stalls,
+// cuts, malformed chunks and in-band error events.
 package openaifake
 
 import (
@@ -52,7 +53,8 @@ type Reply struct {
 	StallFor           time.Duration
 	NoDone             bool   // end without [DONE]
 	Comments           bool   // interleave ": PROCESSING" comment lines (OpenRouter)
-	Reasoning          string // reasoning deltas before the content (OpenRouter, vLLM)
+	Reasoning          string // reasoning deltas before the content (OpenRouter, vLLM); a reasoning item on Responses
+	WebSearch          bool   // Responses: a web_search_call item before the answer
 
 	// Hostile answers. Body, when set, is sent as the non-streamed answer instead of the
 	// generated one. Inject is written into the stream verbatim (whole SSE lines, not a data
@@ -142,7 +144,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model","created":0,"owned_by":"fake"}]}`)
 		return
-	case r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/v1/completions":
+	case r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/v1/completions" && r.URL.Path != "/v1/responses":
 		writeError(w, 404, "invalid_request_error", "Invalid URL ("+r.Method+" "+r.URL.Path+")")
 		return
 	}
@@ -150,12 +152,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", "you must provide a model parameter")
 		return
 	}
+	if r.URL.Path == "/v1/responses" && checkResponses(w, body) {
+		return
+	}
 	text := r.URL.Path == "/v1/completions"
-	if !text {
+	if !text && r.URL.Path != "/v1/responses" {
 		if msgs, _ := body["messages"].([]any); len(msgs) == 0 {
 			writeError(w, 400, "invalid_request_error", "messages must be a non-empty array")
 			return
 		}
+	}
+	if msg := validateExtended(body); msg != "" {
+		writeError(w, 400, "invalid_request_error", msg)
+		return
 	}
 	rep := s.Default
 	if s.Script != nil {
@@ -186,6 +195,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeError(w, rep.Status, errorType(rep.Status), "scripted failure "+strconv.Itoa(rep.Status))
+		return
+	}
+	if r.URL.Path == "/v1/responses" {
+		s.serveResponses(w, r, &rep, body)
 		return
 	}
 	stream, _ := body["stream"].(bool)

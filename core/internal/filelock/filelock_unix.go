@@ -1,15 +1,15 @@
 //go:build unix
 
-package routestate
+package filelock
 
 import (
 	"os"
 	"syscall"
 )
 
-// lockFile takes an exclusive advisory lock, held until the returned func runs. The kernel
+// Lock takes an exclusive advisory lock, held until the returned func runs. The kernel
 // drops it if the process dies, so a crash never leaves the store locked.
-func lockFile(path string) (func(), error) {
+func Lock(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err

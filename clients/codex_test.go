@@ -1,0 +1,86 @@
+package clients
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fngate/fngate/clients/internal/agents"
+)
+
+// The gateway models Codex is pointed at through a custom provider (wire_api = "responses"):
+// names it does not know, as any gateway's are.
+const codexConfig = `
+keys:
+  - {name: codex, value: sk-gw-codex-0123456789}
+connections:
+  mock: {kind: mock}
+models:
+  gpt-mock: {routes: [{connection: mock, model: echo}]}
+  gpt-mock-tools: {routes: [{connection: mock, model: tools}]}
+`
+
+const codexKey = "sk-gw-codex-0123456789"
+
+// responsesOnly fails the test unless the gateway logged at least n requests, every one a
+// Responses request it answered with a 200: Codex retries what fails, which could still let
+// it answer.
+func responsesOnly(t *testing.T, reqs []map[string]any, n int) {
+	t.Helper()
+	if len(reqs) < n {
+		t.Fatalf("the gateway logged %d requests, want at least %d", len(reqs), n)
+	}
+	for _, r := range reqs {
+		if r["endpoint"] != "responses" || r["status"] != float64(200) {
+			t.Errorf("the gateway did not serve a request Codex sent: %v", r)
+		}
+	}
+}
+
+// TestCodexAnswersThroughTheGateway: codex exec on a mock model, its answer the echo of the
+// prompt, every request a streamed POST /v1/responses the gateway served.
+func TestCodexAnswersThroughTheGateway(t *testing.T) {
+	url, logs := serve(t, codexConfig)
+	run := agents.Codex(t, agents.CodexOptions{BaseURL: url, APIKey: codexKey, Model: "gpt-mock", Prompt: "Say PONG back"})
+	if run.ExitCode != 0 || run.Failure() != "" || run.Text() != "Say PONG back" {
+		t.Fatalf("exit %d, failure %q, answer %q\nstdout:\n%s\nstderr:\n%s\ngateway log:\n%s", run.ExitCode, run.Failure(), run.Text(),
+			run.Stdout, run.Stderr, logs.String())
+	}
+	reqs := requests(t, logs)
+	responsesOnly(t, reqs, 1)
+	for _, r := range reqs {
+		if r["model"] != "gpt-mock" || r["stream"] != true {
+			t.Errorf("request %v", r)
+		}
+	}
+}
+
+// TestCodexToolCallThroughTheGateway: the mock calls the first tool Codex offers
+// (exec_command); Codex runs it (or tells the model why not) and sends the
+// function_call_output back, which the mock's answer quotes.
+func TestCodexToolCallThroughTheGateway(t *testing.T) {
+	url, logs := serve(t, codexConfig)
+	run := agents.Codex(t, agents.CodexOptions{BaseURL: url, APIKey: codexKey, Model: "gpt-mock-tools", Prompt: "echo CODEX-TOOL-CHECK"})
+	if run.ExitCode != 0 || run.Failure() != "" || !strings.HasPrefix(run.Text(), "The tool returned:") {
+		t.Fatalf("exit %d, failure %q, answer %q\nstdout:\n%s\nstderr:\n%s\ngateway log:\n%s", run.ExitCode, run.Failure(), run.Text(),
+			run.Stdout, run.Stderr, logs.String())
+	}
+	reqs := requests(t, logs)
+	responsesOnly(t, reqs, 2)
+}
+
+// With its default tools on, Codex offers the hosted web_search tool and the
+// multi_agent_v1 namespace, which no route but OpenAI itself can run: the mock refuses the
+// request naming the tool, and Codex reports it.
+func TestCodexDefaultToolsAreRefusedWithTheReason(t *testing.T) {
+	url, logs := serve(t, codexConfig)
+	run := agents.Codex(t, agents.CodexOptions{BaseURL: url, APIKey: codexKey, Model: "gpt-mock", Prompt: "Say PONG back",
+		DefaultTools: true, NoRetries: true})
+	if run.ExitCode == 0 || !strings.Contains(run.Failure(), "multi_agent_v1") {
+		t.Fatalf("exit %d, failure %q; want the refusal of the namespace tool\nstdout:\n%s", run.ExitCode, run.Failure(), run.Stdout)
+	}
+	for _, r := range requests(t, logs) {
+		if r["status"] != float64(400) {
+			t.Errorf("request %v, want the 400", r)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package clients
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fngate/fngate/clients/internal/agents"
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/anthropic"
+	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+)
+
+// The keys of the SDK tests: one per request profile. The extended key also lets routes
+// that cannot carry participant names leave them out (LangChain names its messages), the
+// operator's explicit choice.
+const (
+	sdkStrictKey   = "sk-gw-sdk-strict-0123456789"
+	sdkExtendedKey = "sk-gw-sdk-extended-0123456789"
+)
+
+// sdkBackend is one backend the Node tests drive: the gateway models of plain chat and of
+// tool use.
+type sdkBackend struct {
+	Name  string `json:"name"`
+	Chat  string `json:"chat"`
+	Tools string `json:"tools"`
+}
+
+// serveSDKGateway serves the mock and an OpenAI-wire and an Anthropic fake that answer like
+// models (openaifake.Model, anthropicfake.Model).
+func serveSDKGateway(t *testing.T) (string, []sdkBackend) {
+	t.Helper()
+	oa := openaifake.New()
+	t.Cleanup(oa.Close)
+	oa.Script = openaifake.Model
+	an := anthropicfake.New()
+	t.Cleanup(an.Close)
+	an.Script = anthropicfake.Model
+	yaml := `
+keys:
+  - {name: strict-app, value: ` + sdkStrictKey + `}
+  - {name: sdk-app, value: ` + sdkExtendedKey + `, request_profile: extended, request_profile_ignore: [messages.name]}
+connections:
+  mock: {kind: mock}
+  oai: {kind: openai, api_key: sk-up-fake-0123456789, base_url: "` + oa.BaseURL() + `"}
+  claude: {kind: anthropic, api_key: ` + anthropicfake.APIKey + `, base_url: "` + an.URL + `"}
+models:
+  mock-chat: {routes: [{connection: mock, model: echo}]}
+  mock-tools: {routes: [{connection: mock, model: tools}]}
+  openai-chat: {routes: [{connection: oai, model: gpt-fake}]}
+  claude-chat: {routes: [{connection: claude, model: claude-sonnet-4-5}]}
+`
+	cfg := gatewaytest.Config(t, yaml, config.Options{Getenv: func(string) string { return "" }})
+	reg := providers.Registry{}
+	mock.Register(reg)
+	openaicompat.Register(reg)
+	anthropic.Register(reg)
+	logs := &gatewaytest.LogBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	return srv.URL, []sdkBackend{
+		{"mock", "mock-chat", "mock-tools"},
+		{"openai fake", "openai-chat", "openai-chat"},
+		{"anthropic fake", "claude-chat", "claude-chat"},
+	}
+}
+
+// TestNodeSDKs runs clients/node/*.test.mjs (node's test runner) against the gateway: the
+// openai package (chat.completions.parse with zod, runTools, models.retrieve), the Vercel AI
+// SDK (generateObject, tools with stepCountIs), LangChain.js (createAgent over two turns,
+// withStructuredOutput) and LlamaIndex.TS (its default OpenAI LLM), under both profiles on
+// each backend.
+func TestNodeSDKs(t *testing.T) {
+	node := requireNodeSDKs(t)
+	url, backends := serveSDKGateway(t)
+	list, _ := json.Marshal(backends)
+	files, _ := filepath.Glob(filepath.Join("node", "*.test.mjs"))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, files...)...)
+	var env []string
+	for _, kv := range os.Environ() {
+		// Nothing but the gateway: no key or endpoint of the SDKs' own from the environment.
+		if !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "ANTHROPIC_") && !strings.HasPrefix(kv, "LANGCHAIN_") && !strings.HasPrefix(kv, "LANGSMITH_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env,
+		"FNGATE_BASE_URL="+url+"/v1", "FNGATE_STRICT_KEY="+sdkStrictKey, "FNGATE_EXTENDED_KEY="+sdkExtendedKey,
+		"FNGATE_BACKENDS="+string(list),
+		"LANGCHAIN_TRACING_V2=false", "LANGSMITH_TRACING=false", "NO_COLOR=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	t.Log(out.String())
+	if err != nil {
+		t.Fatalf("node --test: %v", err)
+	}
+}
+
+// requireNodeSDKs returns node's path, or skips the test (fails it under FNGATE_REQUIRE_CLIENTS)
+// with the install command when node or the SDKs are absent.
+func requireNodeSDKs(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		for _, pkg := range []string{"openai", "ai", "@ai-sdk/openai", "langchain", "@langchain/openai", "@llamaindex/openai", "zod"} {
+			if _, e := os.Stat(filepath.Join("node_modules", filepath.FromSlash(pkg), "package.json")); e != nil {
+				err = e
+				break
+			}
+		}
+	}
+	if err != nil {
+		if os.Getenv(agents.RequireEnv) == "1" {
+			t.Fatalf("%v (%s=1: the clients should be installed)", err, agents.RequireEnv)
+		}
+		t.Skipf("%v; install with: %s", err, agents.InstallCommand)
+	}
+	return node
+}

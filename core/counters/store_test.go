@@ -1,0 +1,95 @@
+package counters_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/counters/counterstest"
+)
+
+func TestMemory(t *testing.T) {
+	counterstest.Run(t, func(*testing.T) counters.Store { return counters.NewMemory() }, counterstest.Options{Atomic: true})
+}
+
+func TestFile(t *testing.T) {
+	counterstest.Run(t, func(t *testing.T) counters.Store {
+		s, err := counters.OpenFile(filepath.Join(t.TempDir(), "counters.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, counterstest.Options{Atomic: true})
+}
+
+// TestFileSharedByTwoHandles: two stores on one path (two processes of `make run`) see and
+// respect each other's counts.
+func TestFileSharedByTwoHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "counters.json")
+	a, err := counters.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := counters.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := counters.At(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	one := []counters.Amount{{Counter: counters.Counter{Kind: counters.Requests}, N: 1, Max: 1, Limited: true}}
+	for i, s := range []counters.Store{a, b, a} {
+		_, ok, err := s.Take(t.Context(), "app", w, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != (i < 2) {
+			t.Fatalf("take %d admitted = %v; the limit of 2 is shared", i, ok)
+		}
+	}
+}
+
+func TestFieldNames(t *testing.T) {
+	w := counters.At(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	for _, c := range []counters.Counter{
+		{Kind: counters.Requests}, {Kind: counters.SpendMonth, Scope: "anthropic/claude-*|x"}, {Kind: counters.Tokens, Scope: "a.b"},
+	} {
+		name := counters.Field(c, w)
+		got, n, ok := counters.ParseField(name)
+		if !ok || got != c || n != w.Of(c.Kind) {
+			t.Errorf("ParseField(%q) = %+v, %d, %v; want %+v in window %d", name, got, n, ok, c, w.Of(c.Kind))
+		}
+	}
+	for _, bad := range []string{"", "x|1|", "r|", "r|x|", "r1|"} {
+		if _, _, ok := counters.ParseField(bad); ok {
+			t.Errorf("ParseField(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestWindows(t *testing.T) {
+	at := time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC)
+	w := counters.At(at)
+	for _, tc := range []struct {
+		k    counters.Kind
+		want time.Time
+	}{
+		{counters.Requests, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{counters.SpendDay, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{counters.SpendMonth, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		if got := w.End(tc.k); !got.Equal(tc.want) {
+			t.Errorf("End(%v) at %v = %v, want %v", tc.k, at, got, tc.want)
+		}
+	}
+	next := counters.At(at.Add(time.Second))
+	if next.Minute != w.Minute+1 || next.Day != w.Day+1 || next.Month != w.Month+1 {
+		t.Errorf("a second later every window rolls: %+v -> %+v", w, next)
+	}
+	// A clock in another zone names the same windows.
+	if counters.At(at.In(time.FixedZone("x", 5*3600+1800))) != w {
+		t.Error("windows depend on the clock's time zone")
+	}
+	if got := counters.At(time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC)).End(counters.SpendMonth); !got.Equal(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("February ends %v", got)
+	}
+}

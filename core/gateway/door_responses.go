@@ -1,0 +1,248 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/fngate/fngate/core/jsonx"
+	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/core/responsestore"
+)
+
+// DefaultResponseTTL is how long a stored response is kept when Options.ResponseTTL is zero:
+// OpenAI's own retention of stored responses.
+const DefaultResponseTTL = 30 * 24 * time.Hour
+
+// responsesDoor is OpenAI's Responses: POST /v1/responses. A backend that speaks the
+// Responses API itself (the openai kind) gets the request as the client wrote it and its
+// answers and events pass through (with the gateway's response id, model and store); every
+// other backend's are encoded from the normalized deltas.
+//
+// With a response store, store: true (the default) keeps the request's input items and the
+// response under the key that made it, and previous_response_id continues from one; without
+// one, previous_response_id is refused and the response says store: false.
+type responsesDoor struct {
+	g   *Gateway
+	ctx context.Context
+	req *responses.Request
+	obj responses.Object
+}
+
+func (*responsesDoor) endpoint() string { return "responses" }
+
+// ceilingAsMaximum: Codex, the door's main client, sends no max_output_tokens.
+func (*responsesDoor) ceilingAsMaximum() {}
+
+func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
+	rq, e := responses.Decode(body, responses.Limits{MaxItems: in.maxMessages, MaxTools: in.maxTools})
+	if e != nil {
+		return nil, e
+	}
+	d.ctx = r.Context()
+	var history []json.RawMessage
+	if id := rq.PreviousResponseID; id != "" {
+		if history, e = d.history(id, rc); e != nil {
+			return nil, e
+		}
+	}
+	if e := rq.Continue(history); e != nil {
+		return nil, e
+	}
+	req := rq.LLM
+	req.PassThrough = llm.WireResponses
+	d.req = rq
+	d.obj = responses.Object{ID: responses.NewID("resp"), CreatedAt: rc.created(), Model: req.Model,
+		Store: rq.Store && d.g.responses != nil, Request: rq}
+	req.Responses.Store = d.obj.Store
+	return req, nil
+}
+
+// history is what the stored response id continues from: its input items, then its output.
+func (d *responsesDoor) history(id string, rc *requestCtx) ([]json.RawMessage, *llm.Error) {
+	if d.g.responses == nil {
+		return nil, llm.Unsupported("previous_response_id", "this gateway stores no responses (no responses store is configured), so previous_response_id cannot continue one: send the whole conversation in input")
+	}
+	st, err := d.g.responses.Get(d.ctx, id, owner(rc))
+	if errors.Is(err, responsestore.ErrNotFound) {
+		return nil, &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Param: "previous_response_id",
+			Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
+	}
+	if err != nil {
+		return nil, storeUnavailable(d.g, rc, "read", err)
+	}
+	var items []json.RawMessage
+	add := func(arr []byte) {
+		_ = jsonx.Elements(arr, func(_ int, v []byte) error {
+			items = append(items, json.RawMessage(v))
+			return nil
+		})
+	}
+	if json.Valid(st.Input) {
+		add(st.Input)
+	}
+	if json.Valid(st.Response) {
+		_ = jsonx.Members(st.Response, func(key string, v []byte) error {
+			if key == "output" {
+				add(v)
+			}
+			return nil
+		})
+	}
+	return items, nil
+}
+
+func storeUnavailable(g *Gateway, rc *requestCtx, op string, err error) *llm.Error {
+	g.log.Error("response_store", slog.String("request_id", rc.id), slog.String("op", op), slog.String("error", err.Error()))
+	return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "response_store_unavailable",
+		Message: "the gateway's response store could not be " + op + "; retry shortly"}
+}
+
+// owner is whose stored responses a request sees: its key's.
+func owner(rc *requestCtx) string {
+	if rc.key == nil {
+		return ""
+	}
+	return rc.key.Name
+}
+
+func (*responsesDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+	openai.WriteError(w, e)
+}
+
+// visible: reasoning, and a native upstream's hosted tools' items, are output too.
+func (*responsesDoor) visible(d *llm.Delta) bool { return d.Content() || d.Opaque }
+
+func (d *responsesDoor) appendAnswer(b []byte, rc *requestCtx, a *llm.Answer) []byte {
+	d.obj.CompletedAt = rc.created()
+	body := d.body(a)
+	if d.obj.Store && !d.keep(rc, body) {
+		d.obj.Store = false // the response says what happened: it was not kept
+		body = d.body(a)
+	}
+	return append(b, body...)
+}
+
+func (d *responsesDoor) body(a *llm.Answer) []byte {
+	if a.RawWire == llm.WireResponses && len(a.Raw) > 0 {
+		if patched := responses.PatchResponse(a.Raw, &d.obj); patched != nil {
+			return patched
+		}
+	}
+	return responses.AppendResponse(make([]byte, 0, 512), &d.obj, a)
+}
+
+// keep stores the response: the conversation's items up to this request's own, and the
+// response object as the client gets it. It reports whether that worked.
+func (d *responsesDoor) keep(rc *requestCtx, response []byte) bool {
+	now := d.g.now()
+	err := d.g.responses.Put(d.ctx, &responsestore.Stored{
+		ID: d.obj.ID, Owner: owner(rc), Model: d.obj.Model, Created: now, Expires: now.Add(d.g.responseTTL),
+		Input: d.req.LLM.Responses.Input, Response: response,
+	})
+	if err != nil {
+		d.g.log.Error("response_store", slog.String("request_id", rc.id), slog.String("op", "write"),
+			slog.String("response_id", d.obj.ID), slog.String("error", err.Error()))
+		return false
+	}
+	return true
+}
+
+func (d *responsesDoor) encoder(rc *requestCtx) encoder {
+	return &responsesEncoder{door: d, rc: rc, enc: responses.NewStreamEncoder(d.obj)}
+}
+
+// responsesEncoder adapts responses.StreamEncoder and stores the response once it ended. A
+// stored stream says store: true from its first event; a store that fails at the end is
+// logged (the client then gets previous_response_not_found for it).
+type responsesEncoder struct {
+	door *responsesDoor
+	rc   *requestCtx
+	enc  *responses.StreamEncoder
+}
+
+func (e *responsesEncoder) hold(d *llm.Delta) { e.enc.Hold(d) }
+
+func (e *responsesEncoder) start(b []byte, _ *llm.Delta) []byte { return e.enc.Start(b) }
+
+func (e *responsesEncoder) delta(b []byte, d *llm.Delta) []byte { return e.enc.Delta(b, d) }
+
+func (e *responsesEncoder) end(b []byte, u *llm.Usage) []byte {
+	b = e.enc.End(b, u.WithTotal(), e.rc.created())
+	if e.door.obj.Store && e.enc.Final() != nil {
+		e.door.keep(e.rc, e.enc.Final())
+	}
+	return b
+}
+
+func (e *responsesEncoder) fail(b []byte, oe *llm.Error) []byte { return e.enc.Fail(b, oe) }
+
+// serveStoredResponse answers GET /v1/responses/{id}: the stored response object, to the
+// key that made it.
+func (g *Gateway) serveStoredResponse(w http.ResponseWriter, r *http.Request) {
+	_, st, ok := g.storedResponse(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, append(st.Response, '\n'))
+}
+
+// serveDeleteResponse answers DELETE /v1/responses/{id}.
+func (g *Gateway) serveDeleteResponse(w http.ResponseWriter, r *http.Request) {
+	rc, st, ok := g.storedResponse(w, r)
+	if !ok {
+		return
+	}
+	err := g.responses.Delete(r.Context(), st.ID, owner(rc))
+	switch {
+	case errors.Is(err, responsestore.ErrNotFound):
+		openai.WriteError(w, responseNotFound(st.ID))
+		return
+	case err != nil:
+		openai.WriteError(w, storeUnavailable(g, rc, "written", err))
+		return
+	}
+	b := append([]byte(`{"id":`), openai.AppendString(nil, st.ID)...)
+	writeJSON(w, http.StatusOK, append(b, ",\"object\":\"response\",\"deleted\":true}\n"...))
+}
+
+// storedResponse authenticates a GET or DELETE of /v1/responses/{id} and finds the response.
+// Query parameters (stream, include, starting_after) are refused: the stored object is
+// served as it was answered. When ok is false the client has its answer.
+func (g *Gateway) storedResponse(w http.ResponseWriter, r *http.Request) (*requestCtx, *responsestore.Stored, bool) {
+	d := &responsesDoor{g: g}
+	rc, ok := g.admit(w, r, d)
+	if !ok {
+		return nil, nil, false
+	}
+	for name := range r.URL.Query() {
+		openai.WriteError(w, llm.Unsupported(name, "the query parameter "+name+" is not supported: the gateway serves a stored response as it was answered"))
+		return nil, nil, false
+	}
+	id := r.PathValue("id")
+	if g.responses == nil {
+		openai.WriteError(w, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeInvalidRequest, Code: "not_found",
+			Message: "Response with id '" + id + "' not found: this gateway stores no responses (no responses store is configured)."})
+		return nil, nil, false
+	}
+	st, err := g.responses.Get(r.Context(), id, owner(rc))
+	switch {
+	case errors.Is(err, responsestore.ErrNotFound):
+		openai.WriteError(w, responseNotFound(id))
+		return nil, nil, false
+	case err != nil:
+		openai.WriteError(w, storeUnavailable(g, rc, "read", err))
+		return nil, nil, false
+	}
+	return rc, st, true
+}
+
+func responseNotFound(id string) *llm.Error {
+	return &llm.Error{Status: http.StatusNotFound, Type: llm.TypeInvalidRequest, Code: "not_found",
+		Message: "Response with id '" + id + "' not found."}
+}

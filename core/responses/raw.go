@@ -1,0 +1,110 @@
+package responses
+
+import (
+	"strconv"
+
+	"github.com/fngate/fngate/core/jsonx"
+	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/openai"
+)
+
+// A native upstream's response objects and events reach the client as OpenAI sent them, but
+// for the names that are the gateway's: the response id (the one the gateway stores it
+// under and previous_response_id refers to), the model (the gateway model), store (whether
+// the gateway kept it) and previous_response_id (the gateway's, which the upstream never
+// saw). Each event's sequence_number is the gateway's own count, so an event the gateway
+// adds (a failure after the commit) follows on.
+
+// PatchResponse returns a native upstream's response object with the gateway's names, or
+// nil when obj is not an object.
+func PatchResponse(obj []byte, o *Object) []byte {
+	if jsonx.KindOf(obj) != jsonx.Object {
+		return nil
+	}
+	prev := []byte("null")
+	if o.Request != nil {
+		if v := o.Request.echo["previous_response_id"]; v != nil {
+			prev = v
+		}
+	}
+	return patch(obj, map[string][]byte{
+		"id":                   openai.AppendString(nil, o.ID),
+		"model":                openai.AppendString(nil, o.Model),
+		"store":                strconv.AppendBool(nil, o.Store),
+		"previous_response_id": prev,
+	})
+}
+
+// appendRaw writes an upstream event with the gateway's sequence number and, in an event
+// that carries the response, the gateway's names. The terminal events' response is kept as
+// the stream's final one.
+func (e *StreamEncoder) appendRaw(b []byte, ev *llm.RawEvent) []byte {
+	name := ev.Name
+	var resp []byte
+	repl := map[string][]byte{"sequence_number": strconv.AppendInt(nil, int64(e.seq), 10)}
+	e.seq++
+	_ = jsonx.Members(ev.Data, func(key string, v []byte) error {
+		switch key {
+		case "type":
+			if name == "" {
+				name, _ = str(key, v)
+			}
+		case "response":
+			resp = PatchResponse(v, &e.obj)
+		}
+		return nil
+	})
+	if resp != nil {
+		repl["response"] = resp
+		switch name {
+		case "response.completed", "response.incomplete", "response.failed":
+			e.final = resp
+		}
+	}
+	data := patch(ev.Data, repl)
+	if data == nil {
+		data = ev.Data // not an object: passed on as it came
+	}
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
+}
+
+// patch rewrites an object's members named in repl (valid JSON values), keeping their order;
+// a sequence_number it lacks is added (an upstream event without one still gets the
+// gateway's). It returns nil when obj is not an object.
+func patch(obj []byte, repl map[string][]byte) []byte {
+	if jsonx.KindOf(obj) != jsonx.Object {
+		return nil
+	}
+	out := make([]byte, 0, len(obj)+64)
+	out = append(out, '{')
+	seq := false
+	err := jsonx.Members(obj, func(key string, v []byte) error {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = openai.AppendString(out, key)
+		out = append(out, ':')
+		if r, ok := repl[key]; ok {
+			seq = seq || key == "sequence_number"
+			out = append(out, r...)
+		} else {
+			out = append(out, v...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil
+	}
+	if r, ok := repl["sequence_number"]; ok && !seq {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, `"sequence_number":`...)
+		out = append(out, r...)
+	}
+	return append(out, '}')
+}

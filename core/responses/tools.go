@@ -1,0 +1,347 @@
+package responses
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/fngate/fngate/core/jsonx"
+	"github.com/fngate/fngate/core/llm"
+)
+
+// hostedTools names the tool types OpenAI runs itself, for the refusal's wording; any other
+// non-function type is refused the same way, as only OpenAI can know it.
+var hostedTools = map[string]string{
+	"web_search": "web search", "web_search_preview": "web search", "web_search_2025_08_26": "web search",
+	"web_search_preview_2025_03_11": "web search", "file_search": "file search", "code_interpreter": "code interpreter",
+	"computer_use_preview": "computer use", "computer": "computer use", "image_generation": "image generation",
+	"mcp": "remote MCP", "local_shell": "local shell", "shell": "shell", "apply_patch": "apply_patch",
+	"custom": "custom (free-form)", "tool_search": "tool search", "namespace": "namespace",
+}
+
+// tools decodes function tools into llm tools; every other tool is kept only for the native
+// route (its raw definition is among the raw fields) and refused by the others.
+func (d *decoder) tools(v []byte) error {
+	if isNull(v) {
+		return nil
+	}
+	if jsonx.KindOf(v) == jsonx.Array {
+		if n := jsonx.Count(v); n > d.r.lim.MaxTools {
+			return fail(bad("tools", "array_above_max_length", "Invalid 'tools': too many tools: "+strconv.Itoa(n)+" (this gateway's limit is "+strconv.Itoa(d.r.lim.MaxTools)+")."))
+		}
+	}
+	return array("tools", v, func(i int, el []byte) error {
+		p := at("tools", i)
+		typ, err := typeOf(p, el)
+		if err != nil {
+			return err
+		}
+		if typ != "function" {
+			what, known := hostedTools[typ]
+			if !known {
+				what = typ
+			}
+			name := ""
+			_ = jsonx.Members(el, func(key string, v []byte) error {
+				if key == "name" {
+					name, _ = str(key, v)
+				}
+				return nil
+			})
+			msg := "the " + what + " tool runs at OpenAI"
+			if typ == "namespace" {
+				msg = "the namespace tool " + strconv.Quote(name) + " groups functions only OpenAI's Responses API can call by namespace"
+			}
+			d.only(p, msg)
+			return nil
+		}
+		t, err := d.function(p, el)
+		if err == nil && hasTool(d.r.LLM.Tools, t.Name) {
+			err = fail(bad(p+".name", "invalid_value", "Invalid 'tools': duplicate function name '"+t.Name+"'."))
+		}
+		d.r.LLM.Tools = append(d.r.LLM.Tools, t)
+		return err
+	})
+}
+
+// typeOf returns an object's "type" member, which must be there.
+func typeOf(param string, v []byte) (string, error) {
+	if jsonx.KindOf(v) != jsonx.Object {
+		return "", invalidType(param, "an object", v)
+	}
+	typ, found := "", false
+	var err error
+	_ = jsonx.Members(v, func(key string, el []byte) error {
+		if key == "type" {
+			found = true
+			typ, err = str(param+".type", el)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", missing(param + ".type")
+	}
+	return typ, nil
+}
+
+var functionKeys = []string{"type", "name", "description", "parameters", "strict", "defer_loading"}
+
+// function decodes a function tool. Members only OpenAI's Responses API acts on (async,
+// allowed_callers, output_schema) make the tool native-only.
+func (d *decoder) function(p string, v []byte) (llm.Tool, error) {
+	var t llm.Tool
+	named := false
+	err := jsonx.Members(v, func(key string, el []byte) error {
+		fp := p + "." + key
+		var err error
+		switch key {
+		case "type":
+		case "name":
+			named = true
+			t.Name, err = str(fp, el)
+		case "description":
+			t.Description, err = optStr(fp, el)
+		case "parameters":
+			if !isNull(el) {
+				if jsonx.KindOf(el) != jsonx.Object {
+					return invalidType(fp, "an object", el)
+				}
+				t.Parameters = json.RawMessage(el)
+			}
+		case "strict":
+			if !isNull(el) {
+				var b bool
+				b, err = boolean(fp, el)
+				t.Strict = &b
+			}
+		case "defer_loading":
+			// Tool search loads such a tool on demand; every other backend is sent it as an
+			// ordinary tool, which it can always call.
+			if !isNull(el) {
+				t.DeferLoading, err = boolean(fp, el)
+			}
+		case "async", "allowed_callers", "output_schema":
+			if !isNull(el) {
+				d.only(fp, fp+" is a setting of OpenAI's own tool runtime")
+			}
+		default:
+			err = unknownParam(fp, key, functionKeys...)
+		}
+		return err
+	})
+	if err != nil {
+		return t, err
+	}
+	if !named {
+		return t, missing(p + ".name")
+	}
+	if !validName(t.Name) {
+		return t, invalid(p+".name", "Invalid '"+p+".name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$' of at most 128 characters.")
+	}
+	return t, nil
+}
+
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// toolChoice is tool_choice as decoded: a mode, or a named function.
+type toolChoice struct {
+	mode     string
+	function string
+}
+
+// toolChoice accepts "auto" | "none" | "required" | {"type":"function","name":...}; choices
+// of hosted tools, allowed_tools and the like are the native route's.
+func (d *decoder) toolChoice(v []byte) error {
+	if isNull(v) {
+		return nil
+	}
+	if jsonx.KindOf(v) == jsonx.String {
+		s, err := enum("tool_choice", v, "none", "auto", "required")
+		switch s {
+		case "none":
+			d.choice = &toolChoice{mode: llm.ToolChoiceNone}
+		case "auto":
+			d.choice = &toolChoice{mode: llm.ToolChoiceAuto}
+		case "required":
+			d.choice = &toolChoice{mode: llm.ToolChoiceRequired}
+		}
+		return err
+	}
+	typ, err := typeOf("tool_choice", v)
+	if err != nil {
+		return err
+	}
+	if typ != "function" {
+		d.only("tool_choice", "tool_choice of type "+typ+" picks a tool OpenAI runs or filters")
+		d.choice = &toolChoice{}
+		return nil
+	}
+	c := &toolChoice{mode: llm.ToolChoiceTool}
+	err = jsonx.Members(v, func(key string, el []byte) error {
+		switch key {
+		case "type":
+			return nil
+		case "name":
+			s, err := str("tool_choice.name", el)
+			c.function = s
+			return err
+		}
+		return unknownParam("tool_choice."+key, key, "type", "name")
+	})
+	if err != nil {
+		return err
+	}
+	if c.function == "" {
+		return missing("tool_choice.name")
+	}
+	d.choice = c
+	return nil
+}
+
+// reasoning reads {effort, summary} (generate_summary is summary's deprecated name).
+func (d *decoder) reasoning(v []byte) error {
+	if isNull(v) {
+		return nil
+	}
+	return object("reasoning", v, func(key string, el []byte) error {
+		p := "reasoning." + key
+		switch key {
+		case "effort":
+			s, err := enumOrNull(p, el, "none", "minimal", "low", "medium", "high", "xhigh")
+			if s != "none" {
+				d.r.LLM.Responses.Effort = s
+			}
+			return err
+		case "summary", "generate_summary":
+			s, err := enumOrNull(p, el, "auto", "concise", "detailed")
+			if s != "" {
+				d.r.Summary = s
+			}
+			return err
+		}
+		return unknownParam(p, key, "effort", "summary", "generate_summary")
+	})
+}
+
+// text reads {format, verbosity}.
+func (d *decoder) text(v []byte) error {
+	if isNull(v) {
+		return nil
+	}
+	return object("text", v, func(key string, el []byte) error {
+		p := "text." + key
+		switch key {
+		case "format":
+			return d.format(el)
+		case "verbosity":
+			s, err := enumOrNull(p, el, "low", "medium", "high")
+			if s == "low" || s == "high" {
+				d.only(p, "text.verbosity "+s+" is a setting of OpenAI's models")
+			}
+			return err
+		}
+		return unknownParam(p, key, "format", "verbosity")
+	})
+}
+
+var formatKeys = []string{"type", "name", "schema", "strict", "description"}
+
+// format reads text.format into llm.ResponseFormat: text is the default (nil), json_object
+// and json_schema ask for structured output, which routes that cannot hold to it refuse.
+func (d *decoder) format(v []byte) error {
+	if isNull(v) {
+		return nil
+	}
+	typ, err := typeOf("text.format", v)
+	if err != nil {
+		return err
+	}
+	rf := &llm.ResponseFormat{Type: typ, Param: "text.format"}
+	hasSchema := false
+	err = jsonx.Members(v, func(key string, el []byte) error {
+		p := "text.format." + key
+		var err error
+		switch {
+		case key == "type":
+		case typ != llm.FormatJSONSchema:
+			err = unknownParam(p, key, "type")
+		case key == "name":
+			rf.Name, err = str(p, el)
+		case key == "schema":
+			if jsonx.KindOf(el) != jsonx.Object {
+				return invalidType(p, "an object", el)
+			}
+			hasSchema = true
+			rf.Schema = json.RawMessage(el)
+		case key == "strict":
+			if !isNull(el) {
+				var b bool
+				b, err = boolean(p, el)
+				rf.Strict = &b
+			}
+		case key == "description":
+			rf.Description, err = optStr(p, el)
+		default:
+			err = unknownParam(p, key, formatKeys...)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case llm.FormatText:
+		return nil
+	case llm.FormatJSONObject:
+	case llm.FormatJSONSchema:
+		if rf.Name == "" {
+			return missing("text.format.name")
+		}
+		if !hasSchema {
+			return missing("text.format.schema")
+		}
+	default:
+		return invalidValue("text.format.type", typ, "text", "json_schema", "json_object")
+	}
+	d.r.LLM.ResponseFormat = rf
+	return nil
+}
+
+// includable are OpenAI's include values; only reasoning.encrypted_content has a meaning on
+// other backends (the signature of Anthropic's thinking).
+var includable = []string{
+	"reasoning.encrypted_content", "file_search_call.results", "web_search_call.results",
+	"web_search_call.action.sources", "message.input_image.image_url", "computer_call_output.output.image_url",
+	"code_interpreter_call.outputs", "message.output_text.logprobs",
+}
+
+func (d *decoder) include(v []byte) error {
+	if isNull(v) {
+		return nil
+	}
+	return array("include", v, func(i int, el []byte) error {
+		p := at("include", i)
+		s, err := enum(p, el, includable...)
+		switch {
+		case err != nil:
+		case s == "reasoning.encrypted_content":
+			d.r.IncludeEncrypted = true
+		default:
+			d.only(p, "include "+s+" asks for output only OpenAI's Responses API returns")
+		}
+		return err
+	})
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/counters/dynamocounters"
+	"github.com/fngate/fngate/core/counters/firestorecounters"
+)
+
+// usage shows keys' counts in the current windows beside their limits:
+//
+//	usage [-config PATH] [-counters SPEC] [KEY...]
+//
+// The config (-config, env FNGATE_CONFIG) gives the limits and, unless -counters says
+// otherwise, the store; it is parsed as the gateway parses it, with the same environment,
+// but secret references are not resolved. SPEC (env FNGATE_COUNTERS) is file:PATH,
+// dynamodb:TABLE or firestore:PROJECT (-counters-prefix, -counters-database). Without KEY,
+// every key with a limit.
+func usage(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, now time.Time) error {
+	fs := flag.NewFlagSet("usage", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", getenv("FNGATE_CONFIG"), "the gateway config: limits and counters store (env FNGATE_CONFIG)")
+	spec := fs.String("counters", getenv("FNGATE_COUNTERS"), "counter store: file:PATH, dynamodb:TABLE or firestore:PROJECT (env FNGATE_COUNTERS); default: the config's")
+	prefix := fs.String("counters-prefix", getenv("COUNTERS_PREFIX"), "Firestore collection prefix (default fngate_)")
+	database := fs.String("counters-database", getenv("COUNTERS_DATABASE"), "Firestore database (default (default))")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var cfg *config.Config
+	if *cfgPath != "" {
+		var err error
+		cfg, err = config.Load(ctx, *cfgPath, config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{
+			config.SchemeAWS: unresolved{}, config.SchemeGCP: unresolved{}}})
+		if err != nil {
+			return err
+		}
+	}
+	c, err := countersOf(cfg, *spec, *prefix, *database)
+	if err != nil {
+		return err
+	}
+	store, closeStore, err := openCounters(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+
+	keys := fs.Args()
+	if len(keys) == 0 {
+		if cfg == nil {
+			fmt.Fprintln(stderr, "usage: fngate-remediate usage [-config PATH] [-counters SPEC] KEY... (without -config, name the keys)")
+			return errUsage
+		}
+		for i := range cfg.Keys {
+			if cfg.KeyLimitsOf(&cfg.Keys[i]).Limited() {
+				keys = append(keys, cfg.Keys[i].Name)
+			}
+		}
+	}
+	w := counters.At(now)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tSCOPE\tCOUNTER\tUSED\tLIMIT\tREMAINING\tRESETS")
+	for _, key := range keys {
+		got, err := store.Read(ctx, key, w)
+		if err != nil {
+			return err
+		}
+		for _, row := range usageRows(cfg, key, got) {
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+	}
+	return tw.Flush()
+}
+
+// unresolved stands in for the secret resolvers: the tool needs no secret.
+type unresolved struct{}
+
+func (unresolved) Resolve(context.Context, string) (string, error) { return "unresolved", nil }
+
+// countersOf is the store to read: the spec when given, else the config's.
+func countersOf(cfg *config.Config, spec, prefix, database string) (config.Counters, error) {
+	var c config.Counters
+	if cfg != nil {
+		c = cfg.Counters
+	}
+	if spec != "" {
+		kind, arg, ok := strings.Cut(spec, ":")
+		if !ok || arg == "" {
+			return c, fmt.Errorf("counters %q: want file:PATH, dynamodb:TABLE or firestore:PROJECT", spec)
+		}
+		c = config.Counters{Store: kind, Region: c.Region, Endpoint: c.Endpoint, Shards: c.Shards}
+		switch kind {
+		case config.CountersFile:
+			c.Path = arg
+		case config.CountersDynamoDB:
+			c.Table = arg
+		case config.CountersFirestore:
+			c.Project = arg
+		default:
+			return c, fmt.Errorf("counters %q: unknown kind %q (file, dynamodb, firestore)", spec, kind)
+		}
+	}
+	if c.Prefix == "" {
+		c.Prefix = prefix
+	}
+	if c.Database == "" {
+		c.Database = database
+	}
+	if c.Store == "" || c.Store == config.CountersMemory {
+		return c, errors.New("counters live in the gateway's memory, which this tool cannot read: give -counters (file:PATH, dynamodb:TABLE or firestore:PROJECT) or a config whose counters.store is one of them")
+	}
+	return c, nil
+}
+
+func openCounters(ctx context.Context, c config.Counters) (counters.Store, func(), error) {
+	switch c.Store {
+	case config.CountersFile:
+		s, err := counters.OpenFile(c.Path)
+		return s, func() {}, err
+	case config.CountersDynamoDB:
+		s, err := dynamocounters.Open(ctx, sdkconfig.Load, c)
+		return s, func() {}, err
+	}
+	s, closeClient, err := firestorecounters.Open(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() { _ = closeClient() }, nil
+}
+
+// usageRows renders one key's counts: every counter of its rules when the config gives them
+// (with the limit and what remains), else every counter the store holds.
+func usageRows(cfg *config.Config, key string, got counters.Counts) [][]string {
+	type limit struct {
+		scope string
+		kind  counters.Kind
+		max   float64 // 0: none
+	}
+	var rows []limit
+	if cfg != nil {
+		for i := range cfg.Keys {
+			if cfg.Keys[i].Name != key {
+				continue
+			}
+			kl := cfg.KeyLimitsOf(&cfg.Keys[i])
+			add := func(scope string, r *config.Rate, b *config.Budget) {
+				var rate config.Rate
+				var budget config.Budget
+				if r != nil {
+					rate = *r
+				}
+				if b != nil {
+					budget = *b
+				}
+				rows = append(rows, limit{scope, counters.Requests, float64(rate.RequestsPerMinute)}, limit{scope, counters.Tokens, float64(rate.TokensPerMinute)},
+					limit{scope, counters.SpendDay, budget.USDPerDay}, limit{scope, counters.SpendMonth, budget.USDPerMonth})
+			}
+			add("", kl.Rate, kl.Budget)
+			for _, g := range kl.Globs() {
+				if m := kl.PerModel[g]; m != nil {
+					add(g, m.Rate, m.Budget)
+				}
+			}
+		}
+	}
+	if rows == nil {
+		for c := range got.Values {
+			rows = append(rows, limit{c.Scope, c.Kind, 0})
+		}
+		slices.SortFunc(rows, func(a, b limit) int {
+			if a.scope != b.scope {
+				return strings.Compare(a.scope, b.scope)
+			}
+			return int(a.kind) - int(b.kind)
+		})
+	}
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		used := got.Value(r.scope, r.kind)
+		scope := r.scope
+		if scope == "" {
+			scope = "(key)"
+		}
+		row := []string{key, scope, counterName(r.kind), amount(r.kind, float64(used)), "-", "-", got.Windows.End(r.kind).Format(time.RFC3339)}
+		if r.max > 0 {
+			limitUnits := r.max
+			if r.kind == counters.SpendDay || r.kind == counters.SpendMonth {
+				limitUnits *= 1e9
+			}
+			row[4], row[5] = amount(r.kind, limitUnits), amount(r.kind, max(limitUnits-float64(used), 0))
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func counterName(k counters.Kind) string {
+	return [...]string{counters.Requests: "requests/min", counters.Tokens: "tokens/min", counters.SpendDay: "usd/day", counters.SpendMonth: "usd/month"}[k]
+}
+
+// amount prints a count, or nano-USD as dollars.
+func amount(k counters.Kind, v float64) string {
+	if k == counters.SpendDay || k == counters.SpendMonth {
+		return "$" + strconv.FormatFloat(v/1e9, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}

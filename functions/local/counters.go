@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/counters/dynamocounters"
+	"github.com/fngate/fngate/core/counters/firestorecounters"
+)
+
+// openCounters opens the counter store the config names, when a key has limits; the local
+// server has all four. Several local servers share limits through the file store, or through
+// DynamoDB and Firestore as the functions do. The returned func closes the store.
+func openCounters(ctx context.Context, cfg *config.Config) (counters.Store, func(), error) {
+	c := cfg.Counters
+	none := func() {}
+	if !cfg.Limited() {
+		return nil, none, nil
+	}
+	switch c.Store {
+	case "", config.CountersMemory:
+		return counters.NewMemory(), none, nil
+	case config.CountersFile:
+		s, err := counters.OpenFile(c.Path)
+		return s, none, err
+	case config.CountersDynamoDB:
+		s, err := dynamocounters.Open(ctx, sdkconfig.Load, c)
+		if err != nil {
+			return nil, none, err
+		}
+		counters.Warm(s, 5*time.Second)
+		return s, none, nil
+	case config.CountersFirestore:
+		s, closeClient, err := firestorecounters.Open(ctx, c)
+		if err != nil {
+			return nil, none, err
+		}
+		counters.Warm(s, 10*time.Second)
+		return s, func() { _ = closeClient() }, nil
+	}
+	return nil, none, fmt.Errorf("counters.store %q", c.Store)
+}

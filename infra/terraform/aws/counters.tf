@@ -1,0 +1,37 @@
+# Rate limits and budgets (README: Limits and budgets): the table every gateway instance
+# counts in, and exactly the access the gateway needs to it.
+
+# One item per gateway key: its counters in their windows (see dynamocounters.CreateTable).
+# TTL deletes a key's item once its month has passed without a request.
+resource "aws_dynamodb_table" "counters" {
+  name         = "${var.name}-counters"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+
+  ttl {
+    attribute_name = "expires_at"
+    enabled        = true
+  }
+
+  tags = var.tags
+}
+
+# One conditional UpdateItem admits a request, one UpdateItem settles it; GetItem reads an
+# item whose condition failed when DynamoDB does not return it.
+data "aws_iam_policy_document" "counters" {
+  statement {
+    actions   = ["dynamodb:UpdateItem", "dynamodb:GetItem"]
+    resources = [aws_dynamodb_table.counters.arn]
+  }
+}
+
+resource "aws_iam_role_policy" "counters" {
+  name   = "counters"
+  role   = aws_iam_role.gateway.id
+  policy = data.aws_iam_policy_document.counters.json
+}
