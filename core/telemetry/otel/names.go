@@ -18,14 +18,14 @@ func providerName(kind string) string {
 }
 
 // operationName is gen_ai.operation.name for a door (the gateway's endpoint names).
+// Endpoints the conventions have no operation for keep their own name: count_tokens
+// (Anthropic's token count), get_response and delete_response (a stored response).
 func operationName(endpoint string) string {
 	switch endpoint {
+	case "chat", "messages", "responses":
+		return "chat"
 	case "completions":
 		return "text_completion"
-	case "embeddings":
-		return "embeddings"
-	case "count_tokens":
-		return "count_tokens" // not a convention value: Anthropic's token count
 	}
-	return "chat" // chat, messages, responses
+	return endpoint
 }

@@ -301,7 +301,7 @@ telemetry:
   otlp:
 %s`
 
-// TestEveryDoorHasAServerSpan: chat, legacy completions, Messages and count_tokens each give
+// TestEveryDoorHasAServerSpan: chat, legacy completions, Messages, count_tokens and Responses each give
 // one SERVER span named for its GenAI operation, with one CLIENT span under it.
 func TestEveryDoorHasAServerSpan(t *testing.T) {
 	rcv := otlpfake.New(t)
@@ -311,18 +311,20 @@ func TestEveryDoorHasAServerSpan(t *testing.T) {
 		{"/v1/completions", `{"model":"m","prompt":"once upon"}`},
 		{"/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`},
 		{"/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
+		{"/v1/responses", `{"model":"m","input":"hi"}`},
 	} {
 		if r := g.Do(t, "POST", c.path, c.body, "anthropic-version", "2023-06-01"); r.Status != 200 {
 			t.Fatalf("%s: status %d: %s", c.path, r.Status, r.Body)
 		}
 	}
-	g.flush(t, 4)
-	spans := rcv.WaitSpans(t, 8, 5*time.Second)
+	g.flush(t, 5)
+	spans := rcv.WaitSpans(t, 10, 5*time.Second)
 	for _, want := range []struct{ name, route, op string }{
 		{"chat m", "/v1/chat/completions", "chat"},
 		{"text_completion m", "/v1/completions", "text_completion"},
 		{"chat m", "/v1/messages", "chat"},
 		{"count_tokens m", "/v1/messages/count_tokens", "count_tokens"},
+		{"chat m", "/v1/responses", "chat"},
 	} {
 		var found *otlpfake.Span
 		for _, s := range otlpfake.Find(spans, "SERVER", want.name) {
@@ -380,6 +382,58 @@ func TestRefusalsAndFailuresOnTheServerSpan(t *testing.T) {
 			t.Errorf("the refused request has a child span %q", s.Name)
 		}
 	}
+}
+
+// TestLimitRefusalsOnTheServerSpan: a request its key's rate limit turns away, and a GET of a
+// stored response the gateway does not have, are each one SERVER span with its status, the
+// key and error.type, and no attempt under it.
+func TestLimitRefusalsOnTheServerSpan(t *testing.T) {
+	rcv := otlpfake.New(t)
+	g := serve(t, `
+keys: [{name: app, value: sk-app-0123456789abcdef, rate: {requests_per_minute: 1}}]
+counters: {store: memory}
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+telemetry: {otlp: {endpoint: "`+rcv.URL+`"}}
+`)
+	auth := []string{"Authorization", "Bearer sk-app-0123456789abcdef"}
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	if r := g.Chat(t, body, auth...); r.Status != 200 {
+		t.Fatalf("first: status %d: %s", r.Status, r.Body)
+	}
+	if r := g.Chat(t, body, auth...); r.Status != 429 {
+		t.Fatalf("second: status %d, want the rate limit's 429: %s", r.Status, r.Body)
+	}
+	if r := g.Do(t, "GET", "/v1/responses/resp_nothere", "", auth...); r.Status != 404 {
+		t.Fatalf("stored response: status %d: %s", r.Status, r.Body)
+	}
+	g.flush(t, 3)
+	spans := rcv.WaitSpans(t, 4, 5*time.Second)
+	servers := otlpfake.Find(spans, "SERVER", "")
+	if len(servers) != 3 {
+		t.Fatalf("spans:%s", otlpfake.Describe(spans))
+	}
+	limited, stored := servers[1], servers[2]
+	wantAttrs(t, "rate-limited", limited.Attrs, map[string]any{
+		"http.response.status_code": int64(429), "error.type": "rate_limit_exceeded", "fngate.key": "app",
+		"gen_ai.request.model": "m", "fngate.attempts": int64(0),
+	})
+	if limited.Name != "chat m" || limited.StatusCode == "ERROR" {
+		t.Errorf("rate-limited: name %q status %s", limited.Name, limited.StatusCode)
+	}
+	wantAttrs(t, "stored response", stored.Attrs, map[string]any{
+		"http.response.status_code": int64(404), "error.type": "not_found", "fngate.key": "app",
+		"gen_ai.operation.name": "get_response", "http.route": "/v1/responses/{id}",
+	})
+	if stored.Name != "GET /v1/responses/{id}" {
+		t.Errorf("stored response span name %q", stored.Name)
+	}
+	for _, s := range spans {
+		if s.ParentID == limited.SpanID || s.ParentID == stored.SpanID {
+			t.Errorf("a refused request has a child span %q", s.Name)
+		}
+	}
+	wantPoints(t, rcv, "gen_ai.server.request.duration", map[string]any{"http.response.status_code": int64(429), "error.type": "rate_limit_exceeded"}, 1)
 }
 
 // TestGRPCAndHeaders: protocol grpc reaches a gRPC collector; an http/protobuf export carries
