@@ -139,6 +139,8 @@ func TestFailoverTraceContinuesTheClientsTrace(t *testing.T) {
 				"http.request.method":                  "POST",
 				"http.route":                           "/v1/chat/completions",
 				"http.response.status_code":            int64(200),
+				"server.address":                       "127.0.0.1",
+				"server.port":                          port(t, g.URL),
 				"fngate.attempts":                      int64(2),
 				"fngate.route":                         "b/model-b",
 				"gen_ai.usage.input_tokens":            int64(12),

@@ -2,6 +2,7 @@ package otel
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -68,14 +69,25 @@ func (t *Telemetry) Request(r *http.Request, endpoint string) gateway.RequestTra
 		route = r.URL.Path
 	}
 	op := operationName(endpoint)
-	_, span := t.tracer.Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs,
 		keyHTTPMethod.String(r.Method),
 		keyHTTPRoute.String(route),
 		keyURLPath.String(r.URL.Path),
-		keyServerAddress.String(r.Host),
 		keyUserAgent.String(r.UserAgent()),
 		keyOperation.String(op),
-	))
+	)
+	// server.address is the host the client asked for, its port apart (as HTTP's conventions
+	// have it); Host carries both.
+	host, portText, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host, portText = r.Host, ""
+	}
+	attrs = append(attrs, keyServerAddress.String(host))
+	if p, err := strconv.Atoi(portText); err == nil {
+		attrs = append(attrs, keyServerPort.Int(p))
+	}
+	_, span := t.tracer.Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	return &request{t: t, span: span, start: time.Now(), endpoint: endpoint, op: op}
 }
 
