@@ -136,3 +136,24 @@ func TestTextLogsOneReadableLinePerRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestAttemptLineNamesTheModelThatAnswered: when the upstream answers with another name than
+// the route's (a dated snapshot behind an alias), the attempt line says which; streamed and
+// not.
+func TestAttemptLineNamesTheModelThatAnswered(t *testing.T) {
+	a, b := openaifake.New(), openaifake.New()
+	t.Cleanup(a.Close)
+	t.Cleanup(b.Close)
+	g := newGateway(t, fmt.Sprintf(keyedPair, a.BaseURL(), b.BaseURL()))
+	auth := []string{"Authorization", "Bearer gw-key-0123456789"}
+	for i, stream := range []string{"false", "true"} {
+		a.Enqueue(openaifake.Reply{Text: "hi", Model: "model-a-2025-01-01"})
+		if r := g.Chat(t, `{"model":"m","max_completion_tokens":5,"stream":`+stream+`,"messages":[{"role":"user","content":"hi"}]}`, auth...); r.Status != 200 {
+			t.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+		lines := gatewaytestLines(g.logs.AfterRequests(t, i+1), gateway.MsgAttempt)
+		if got := lines[len(lines)-1]["response_model"]; got != "model-a-2025-01-01" {
+			t.Errorf("stream=%s: attempt line response_model = %v", stream, got)
+		}
+	}
+}

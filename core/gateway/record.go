@@ -165,6 +165,10 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 		slog.String("outcome", a.Outcome),
 		slog.Float64("latency_ms", ms(a.Latency)),
 	)
+	if a.ResponseModel != "" && a.ResponseModel != a.UpstreamModel {
+		// The dated snapshot behind an alias (gpt-4o answered by gpt-4o-2024-08-06).
+		attrs = append(attrs, slog.String("response_model", a.ResponseModel))
+	}
 	if a.Status != 0 {
 		attrs = append(attrs, slog.Int("status", a.Status))
 	}
