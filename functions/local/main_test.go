@@ -39,6 +39,25 @@ func startServer(t *testing.T, cfg string, args ...string) (*exec.Cmd, string) {
 // startServerOut is startServer with the server's output (its logs) kept.
 func startServerOut(t *testing.T, cfg string, args ...string) (*exec.Cmd, string, *gatewaytest.LogBuffer) {
 	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startServerEnvOut(t, nil, append([]string{"-config", path}, args...)...)
+}
+
+// startServerEnv starts the server with args, in env when it is not nil (else this
+// process's environment).
+func startServerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd, addr, _ := startServerEnvOut(t, env, args...)
+	return cmd, addr
+}
+
+// startServerEnvOut is startServerEnv with the server's output (its logs) kept.
+func startServerEnvOut(t *testing.T, env []string, args ...string) (*exec.Cmd, string, *gatewaytest.LogBuffer) {
+	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "fngate-local-test")
 		if err != nil {
@@ -53,13 +72,9 @@ func startServerOut(t *testing.T, cfg string, args ...string) (*exec.Cmd, string
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cfg.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	addr := loopback.ForTest(t).Addr()
-	cmd := exec.Command(binPath, append([]string{"-config", path, "-addr", addr}, args...)...)
+	cmd := exec.Command(binPath, append([]string{"-addr", addr}, args...)...)
+	cmd.Env = env
 	out := &gatewaytest.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -299,12 +299,14 @@ connections:
 models:
   m: {routes: [{connection: mock, model: echo}]}
   broken: {routes: [{connection: mock, model: "error:503"}]}
+  e: {kind: embedding, dimensions: 8, routes: [{connection: mock, model: embed}]}
 telemetry:
   otlp:
 %s`
 
-// TestEveryDoorHasAServerSpan: chat, legacy completions, Messages, count_tokens and Responses each give
-// one SERVER span named for its GenAI operation, with one CLIENT span under it.
+// TestEveryDoorHasAServerSpan: chat, legacy completions, Messages, count_tokens, Responses and
+// embeddings each give one SERVER span named for its GenAI operation, with one CLIENT span
+// under it.
 func TestEveryDoorHasAServerSpan(t *testing.T) {
 	rcv := otlpfake.New(t)
 	g := serve(t, fmt.Sprintf(mockConfig, "    endpoint: "+rcv.URL))
@@ -314,19 +316,21 @@ func TestEveryDoorHasAServerSpan(t *testing.T) {
 		{"/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`},
 		{"/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`},
 		{"/v1/responses", `{"model":"m","input":"hi"}`},
+		{"/v1/embeddings", `{"model":"e","input":["a b c"]}`},
 	} {
 		if r := g.Do(t, "POST", c.path, c.body, "anthropic-version", "2023-06-01"); r.Status != 200 {
 			t.Fatalf("%s: status %d: %s", c.path, r.Status, r.Body)
 		}
 	}
-	g.flush(t, 5)
-	spans := rcv.WaitSpans(t, 10, 5*time.Second)
+	g.flush(t, 6)
+	spans := rcv.WaitSpans(t, 12, 5*time.Second)
 	for _, want := range []struct{ name, route, op string }{
 		{"chat m", "/v1/chat/completions", "chat"},
 		{"text_completion m", "/v1/completions", "text_completion"},
 		{"chat m", "/v1/messages", "chat"},
 		{"count_tokens m", "/v1/messages/count_tokens", "count_tokens"},
 		{"chat m", "/v1/responses", "chat"},
+		{"embeddings e", "/v1/embeddings", "embeddings"},
 	} {
 		var found *otlpfake.Span
 		for _, s := range otlpfake.Find(spans, "SERVER", want.name) {
@@ -347,6 +351,9 @@ func TestEveryDoorHasAServerSpan(t *testing.T) {
 		}
 		if len(children) != 1 || children[0].Kind != "CLIENT" || children[0].Attrs["gen_ai.provider.name"] != "fngate.mock" || children[0].Attrs["gen_ai.operation.name"] != want.op {
 			t.Errorf("%s: children%s", want.route, otlpfake.Describe(children))
+		}
+		if want.op == "embeddings" && len(children) == 1 {
+			wantAttrs(t, "embeddings CLIENT", children[0].Attrs, map[string]any{"gen_ai.usage.input_tokens": int64(3), "gen_ai.request.model": "embed"})
 		}
 	}
 }
