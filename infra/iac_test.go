@@ -131,6 +131,31 @@ func scalar(n *yaml.Node) string {
 	return n.Tag + " " + n.Value
 }
 
+// TestTemplateCollectorLayerIsOptional: without OtelCollectorLayerArn the function has no
+// layer and no OTLP endpoint (so a bootstrap built without the exporter starts); with it, the
+// layer is attached and the gateway's export points at the collector it runs on localhost.
+func TestTemplateCollectorLayerIsOptional(t *testing.T) {
+	const layer = "arn:aws:lambda:eu-west-1:184161586896:layer:opentelemetry-collector-arm64-0_19_0:1"
+	for _, arn := range []string{"", layer} {
+		v := samFor(t, map[string]any{"OtelCollectorLayerArn": arn, "OtelCollectorConfigUri": "/var/task/collector.yaml"})
+		fn, err := v.tmpl.GetServerlessFunctionWithName("GatewayFunction")
+		if err != nil {
+			t.Fatal(err)
+		}
+		endpoint := fn.Environment.Variables["OTEL_EXPORTER_OTLP_ENDPOINT"] // AWS::NoValue reads as ""
+		if arn == "" {
+			if len(fn.Layers) != 0 || endpoint != "" || v.conds["HasCollectorLayer"] {
+				t.Errorf("no layer asked for, yet Layers %v, endpoint %q", fn.Layers, endpoint)
+			}
+			continue
+		}
+		if !slices.Equal(fn.Layers, []string{layer}) || endpoint != "http://localhost:4318" ||
+			fn.Environment.Variables["OPENTELEMETRY_COLLECTOR_CONFIG_URI"] != "/var/task/collector.yaml" {
+			t.Errorf("with the layer: Layers %v, environment %v", fn.Layers, fn.Environment.Variables)
+		}
+	}
+}
+
 func TestTemplateGlobals(t *testing.T) {
 	g := at(rawTemplate(t), "Globals", "Function")
 	if v := at(g, "Runtime"); v == nil || v.Value != "provided.al2023" {

@@ -1341,6 +1341,7 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 		},
 		"GatewayFunctionRole": {
 			"Allow dynamodb:Query on GetAtt:RouteStateTable.Arn", "HasKmsKey Allow kms:Decrypt on Ref:SecretsKmsKeyArn",
+			"HasCollectorLayer Allow xray:PutTelemetryRecords on *", "HasCollectorLayer Allow xray:PutTraceSegments on *",
 			"Allow dynamodb:GetItem on GetAtt:CountersTable.Arn", "Allow dynamodb:UpdateItem on GetAtt:CountersTable.Arn",
 			"HasSecrets Allow secretsmanager:GetSecretValue on Ref:SecretArns",
 			"UseEventBridge Allow events:PutEvents on GetAtt:ProviderErrorBus.Arn", basic,

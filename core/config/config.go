@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -28,6 +29,7 @@ type Config struct {
 	Limits      Limits                 `yaml:"limits"`
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
+	Telemetry   Telemetry              `yaml:"telemetry"`
 	// Responses is the store of the Responses door's stored responses (store.go).
 	Responses Responses `yaml:"responses"`
 
@@ -262,9 +264,53 @@ func (t Timeouts) Merge(base Timeouts) Timeouts {
 
 // Logging selects the log flavour.
 type Logging struct {
-	// Format is "cloudwatch" (level/msg keys), "cloudlogging" (severity/message keys) or ""
-	// to pick by environment (K_SERVICE set: cloudlogging).
+	// Format is "cloudwatch" (JSON, level/msg keys), "cloudlogging" (JSON, severity/message
+	// keys), "text" (one readable line per request, for a terminal) or "" to pick by
+	// environment (K_SERVICE set: cloudlogging; the local server on a terminal: text).
 	Format string `yaml:"format"`
+}
+
+// Telemetry is the opt-in OpenTelemetry export (core/telemetry/otel). Unset, nothing is
+// traced unless the standard OTEL_EXPORTER_OTLP_* variables ask for it.
+type Telemetry struct {
+	OTLP *OTLP `yaml:"otlp"`
+}
+
+// TelemetryRequested reports whether the config or the environment asks for OpenTelemetry
+// export: a telemetry.otlp block, or OTEL_EXPORTER_OTLP_ENDPOINT (or its _TRACES_ or
+// _METRICS_ variant), unless OTEL_SDK_DISABLED is true. A binary built without the exporter
+// (the Lambda bootstrap without -tags otel) refuses to start when it is asked.
+func (c *Config) TelemetryRequested(getenv func(string) string) bool {
+	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	return c.Telemetry.OTLP != nil || getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" ||
+		getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+}
+
+// OTLP protocols.
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolGRPC = "grpc"
+)
+
+// OTLP is where spans and metrics go and how. Every field left empty falls back to its
+// OTEL_* variable, then to the OpenTelemetry default.
+type OTLP struct {
+	// Endpoint is the collector's base URL (http://127.0.0.1:4318 for http/protobuf,
+	// http://127.0.0.1:4317 for grpc); the signal paths (/v1/traces, /v1/metrics) are added.
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is http/protobuf (the default) or grpc.
+	Protocol string `yaml:"protocol"`
+	// Headers go with every export (a vendor's API key); their values are secrets.
+	Headers map[string]string `yaml:"headers"`
+	// SampleRatio is the share of new traces recorded, 0 to 1; a client's sampled traceparent
+	// is always followed. Nil leaves it to OTEL_TRACES_SAMPLER, else 1.
+	SampleRatio *float64 `yaml:"sample_ratio"`
+	// CaptureContent records the messages and the answer on the spans
+	// (gen_ai.input.messages, gen_ai.output.messages, gen_ai.system_instructions). Off, no
+	// content of a conversation ever leaves in telemetry.
+	CaptureContent bool `yaml:"capture_content"`
 }
 
 // Duration is a time.Duration written as "30s" or a number of seconds.

@@ -240,6 +240,29 @@ connections:
 	}
 }
 
+// TestTelemetryHeadersAreSecrets: an OTLP header (a vendor's API key) resolves like a
+// provider key and is blanked in logs like one.
+func TestTelemetryHeadersAreSecrets(t *testing.T) {
+	cfg, err := Parse(context.Background(), []byte(`
+telemetry:
+  otlp:
+    endpoint: https://otlp.example.com
+    protocol: grpc
+    sample_ratio: 0.25
+    headers: {x-honeycomb-team: "${HONEYCOMB_KEY}"}
+`+base), Options{Getenv: func(k string) string { return map[string]string{"HONEYCOMB_KEY": "hc-key-0123456789"}[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Telemetry.OTLP
+	if o == nil || o.Protocol != ProtocolGRPC || *o.SampleRatio != 0.25 || o.Headers["x-honeycomb-team"] != "hc-key-0123456789" {
+		t.Fatalf("telemetry = %+v", o)
+	}
+	if got := telemetry.NewSecrets(cfg.Secrets).Redact("header hc-key-0123456789"); got != "header [REDACTED]" {
+		t.Errorf("redacted: %q", got)
+	}
+}
+
 // TestSecretsIncludeEchoedForms: what an upstream or a library may echo of a credential (its
 // URL-encoded and base64 spellings, inside a basic-auth value too) and the credentials of a
 // base_url (query parameters, the user information's password) are all secrets: the matcher

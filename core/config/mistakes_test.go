@@ -189,6 +189,26 @@ connections:
     kind: openai
     api_key: "gcp-sm://my-secret" # <-
 ` + model, "connections.up.api_key", "not a secret's resource name"},
+		{"an OTLP protocol the exporters do not speak", `
+telemetry:
+  otlp:
+    endpoint: http://127.0.0.1:4318
+    protocol: http/json # <-
+` + upstream + model, "telemetry.otlp.protocol", "must be http/protobuf or grpc"},
+		{"an OTLP endpoint without a scheme", `
+telemetry:
+  otlp:
+    endpoint: 127.0.0.1:4317 # <-
+` + upstream + model, "telemetry.otlp.endpoint", "must be an http:// or https:// URL"},
+		{"a sample ratio above 1", `
+telemetry:
+  otlp:
+    sample_ratio: 10 # <-
+` + upstream + model, "telemetry.otlp.sample_ratio", "between 0 and 1"},
+		{"a log format that does not exist", `
+logging:
+  format: pretty # <-
+` + upstream + model, "logging.format", "cloudwatch, cloudlogging or text"},
 		{"gcp-sm with an empty version", `
 connections:
   up:

@@ -197,6 +197,14 @@ func resolveSecrets(ctx context.Context, cfg *Config, resolvers map[string]Secre
 			c.Extra[k] = v
 		}
 	}
+	if o := cfg.Telemetry.OTLP; o != nil {
+		for h, v := range o.Headers { // a vendor's API key, as a rule
+			if err := resolve("telemetry.otlp.headers."+h, &v, true); err != nil {
+				return err
+			}
+			o.Headers[h] = v
+		}
+	}
 	return nil
 }
 

@@ -113,10 +113,11 @@ func (c *Config) validate() error {
 	})
 	c.Responses.validate(bad)
 	switch c.Logging.Format {
-	case "", "cloudwatch", "cloudlogging":
+	case "", "cloudwatch", "cloudlogging", "text":
 	default:
-		bad.add("logging.format", " must be cloudwatch or cloudlogging, got %q", c.Logging.Format)
+		bad.add("logging.format", " must be cloudwatch, cloudlogging or text, got %q", c.Logging.Format)
 	}
+	c.validateTelemetry(bad)
 	return bad.err()
 }
 
@@ -219,4 +220,24 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+func (c *Config) validateTelemetry(bad *problems) {
+	o := c.Telemetry.OTLP
+	if o == nil {
+		return
+	}
+	switch o.Protocol {
+	case "", ProtocolHTTP, ProtocolGRPC:
+	default:
+		bad.add("telemetry.otlp.protocol", " must be http/protobuf or grpc, got %q", o.Protocol)
+	}
+	if o.Endpoint != "" {
+		if u, err := url.Parse(o.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad.add("telemetry.otlp.endpoint", " must be an http:// or https:// URL such as http://127.0.0.1:4318, got %q", o.Endpoint)
+		}
+	}
+	if r := o.SampleRatio; r != nil && !(*r >= 0 && *r <= 1) {
+		bad.add("telemetry.otlp.sample_ratio", " must be between 0 and 1, got %v", *r)
+	}
 }

@@ -19,6 +19,7 @@ func (g *Gateway) answer(w http.ResponseWriter, r *http.Request, d door, rc *req
 		if err == nil {
 			a.end()
 			a.rec.Outcome = OutcomeOK
+			a.answered(ans)
 			a.rec.outChars = answerChars(ans)
 			g.setUsage(a.rec, &ans.Usage, m, rc)
 			g.logAttempt(a.rec)

@@ -31,11 +31,12 @@ type attempt struct {
 // begin starts the n-th attempt (0-based) of the request on rt.
 func (g *Gateway) begin(r *http.Request, rc *requestCtx, m *model, rt *route, n int) *attempt {
 	rc.attempts++
-	ctx, cancel := context.WithCancelCause(r.Context())
+	rec := g.newAttempt(rc, rt, n)
+	ctx, cancel := context.WithCancelCause(rc.traceAttempt(r.Context(), rec))
 	now := time.Now()
 	deadline := now.Add(m.timeouts.Total.D())
 	ctx, stop := context.WithDeadlineCause(ctx, deadline, errTotalTimeout)
-	return &attempt{g: g, rt: rt, rec: g.newAttempt(rc, rt, n), ctx: ctx, cancel: cancel, stop: stop, began: now, deadline: deadline,
+	return &attempt{g: g, rt: rt, rec: rec, ctx: ctx, cancel: cancel, stop: stop, began: now, deadline: deadline,
 		first: time.AfterFunc(m.timeouts.FirstByte.D(), func() { cancel(providers.ErrFirstByteTimeout) })}
 }
 

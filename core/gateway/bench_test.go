@@ -2,12 +2,19 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/core/telemetry/otel"
 )
 
 // Hot-path benchmarks of the whole handler over loopback, against an upstream that answers
@@ -46,25 +53,70 @@ func benchUpstream(b *testing.B) *httptest.Server {
 	return srv
 }
 
-func benchGateway(b *testing.B) *testGateway {
-	up := benchUpstream(b)
-	return newBenchGateway(b, fmt.Sprintf(`
+const benchConfig = `
 auth: none
 connections:
   up: {kind: openai-compatible, base_url: "%s/v1"}
 models:
   bench: {routes: [{connection: up, model: x}]}
-`, up.URL))
+`
+
+func benchGateway(b *testing.B) *testGateway {
+	up := benchUpstream(b)
+	return newBenchGateway(b, fmt.Sprintf(benchConfig, up.URL))
+}
+
+// benchTracedGateway traces every request (sample_ratio 1) with the OpenTelemetry export,
+// to a collector on loopback that takes each export and keeps nothing: the figures are the
+// gateway's cost of tracing, spans built, batched, encoded and sent, and not a collector's.
+func benchTracedGateway(b *testing.B) *testGateway {
+	up := benchUpstream(b)
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(sink.Close)
+	yaml := fmt.Sprintf(benchConfig, up.URL) + "telemetry: {otlp: {endpoint: \"" + sink.URL + "\", sample_ratio: 1}}\n"
+	cfg := gatewaytest.Config(b, yaml, config.Options{Getenv: func(string) string { return "" }})
+	tel, err := otel.New(context.Background(), cfg, otel.Options{Getenv: func(string) string { return "" }})
+	if err != nil || tel == nil {
+		b.Fatalf("telemetry: %v", err)
+	}
+	b.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	return newGatewayTB(b, yaml, func(o *gateway.Options) {
+		o.Logger = telemetry.NewLogger(io.Discard, telemetry.FormatCloudWatch, nil)
+		o.Tracer = tel.Tracer()
+	})
 }
 
 const benchRequest = `{"model":"bench","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Summarise the plot of a long novel in one hundred and fifty words, please."}]%s}`
 
-func BenchmarkGatewayNonStream(b *testing.B) {
-	g := benchGateway(b)
+func BenchmarkGatewayNonStream(b *testing.B) { benchNonStream(b, benchGateway(b)) }
+
+// BenchmarkGatewayNonStreamTraced is BenchmarkGatewayNonStream with every request traced.
+func BenchmarkGatewayNonStreamTraced(b *testing.B) { benchNonStream(b, benchTracedGateway(b)) }
+
+func BenchmarkGatewayStream200(b *testing.B) { benchStream200(b, benchGateway(b)) }
+
+// BenchmarkGatewayStream200Traced is BenchmarkGatewayStream200 with every request traced.
+func BenchmarkGatewayStream200Traced(b *testing.B) { benchStream200(b, benchTracedGateway(b)) }
+
+// reportCPU reports the process's CPU time per iteration (cpu-us/op) when the returned func
+// runs: on a shared machine it moves less than the wall time, and tracing's cost is CPU.
+func reportCPU(b *testing.B) func() {
+	start := processCPU()
+	return func() {
+		if start > 0 && b.N > 0 {
+			b.ReportMetric(float64(processCPU()-start)/float64(b.N)/1e3, "cpu-us/op")
+		}
+	}
+}
+
+func benchNonStream(b *testing.B, g *testGateway) {
 	body := fmt.Sprintf(benchRequest, "")
 	client := g.Client()
 	b.ReportAllocs()
-	b.ResetTimer()
+	defer reportCPU(b)()
 	for b.Loop() {
 		resp, err := client.Post(g.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {
@@ -78,12 +130,11 @@ func BenchmarkGatewayNonStream(b *testing.B) {
 	}
 }
 
-func BenchmarkGatewayStream200(b *testing.B) {
-	g := benchGateway(b)
+func benchStream200(b *testing.B, g *testGateway) {
 	body := fmt.Sprintf(benchRequest, `,"stream":true`)
 	client := g.Client()
 	b.ReportAllocs()
-	b.ResetTimer()
+	defer reportCPU(b)()
 	for b.Loop() {
 		resp, err := client.Post(g.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {

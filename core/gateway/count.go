@@ -34,11 +34,13 @@ func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	req, oe := messages.DecodeCountTokens(body, r.Header, messages.Limits{MaxMessages: g.limits.maxMessages, MaxTools: g.limits.maxTools})
 	if oe != nil {
+		rc.model = modelAskedFor(body)
 		g.refuse(w, d, rc, oe)
 		return
 	}
 	rc.model = req.Model
 	rc.labels = labels(req, rc)
+	rc.traceDecoded(req)
 	m, oe := g.lookup(req.Model, rc)
 	if oe == nil {
 		oe = m.servesChat()

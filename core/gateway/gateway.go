@@ -14,6 +14,7 @@
 //	answer.go         a non-streamed answer, failing over until one succeeds
 //	stream.go         a streamed answer, committing at the first visible delta
 //	record.go         the attempt and request log lines, usage and cost
+//	trace.go          the Tracer hooks (OpenTelemetry in core/telemetry/otel): nothing when off
 //	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
 //	auth.go, models.go, count.go
 package gateway
@@ -65,6 +66,9 @@ type Options struct {
 	// OnAttempt, when set, receives every attempt record after it is logged. It runs on the
 	// request path and must not block (the EventBridge publisher queues and returns).
 	OnAttempt func(*AttemptRecord)
+	// Tracer, when set, traces every request and attempt (trace.go); nil traces nothing and
+	// costs nothing.
+	Tracer Tracer
 	// ResponseStore keeps the Responses door's stored responses (store: true,
 	// previous_response_id, GET and DELETE /v1/responses/{id}); nil stores none, and
 	// responses say store: false.
@@ -99,6 +103,7 @@ type Gateway struct {
 	started     int64
 	onAttempt   func(*AttemptRecord)
 	limiter     *limiter           // nil: no key has a limit
+	tracer      Tracer             // nil: nothing traced
 	secrets     *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 	mux         *http.ServeMux
 
@@ -146,6 +151,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 			NamesOptional: slices.Contains(cfg.RequestProfileIgnore, config.IgnoreMessageNames)},
 		models:    make(map[string]*model, len(cfg.Models)),
 		onAttempt: opt.OnAttempt,
+		tracer:    opt.Tracer,
 		secrets:   telemetry.NewSecrets(cfg.Secrets),
 
 		responses:   opt.ResponseStore,
@@ -177,6 +183,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	client := opt.HTTPClient
 	if client == nil {
 		client = providers.NewHTTPClient(cfg.Timeouts.Connect.D())
+	}
+	if g.tracer != nil {
+		client = propagating(client, g.tracer)
 	}
 	env := providers.Env{HTTPClient: client, Timeouts: cfg.Timeouts, Now: g.now}
 	built := map[string]providers.Provider{}
@@ -323,7 +332,9 @@ type requestCtx struct {
 	costSet  bool
 	usage    llm.Usage
 	skipped  []string
-	lease    *lease // what the key's counters reserved for the request (limits.go)
+	ttft     time.Duration // streams: from the request's start to its commit
+	trace    RequestTrace  // nil: not traced
+	lease    *lease        // what the key's counters reserved for the request (limits.go)
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {
@@ -390,4 +401,15 @@ func AppendErrorEvent(b []byte, r *http.Request, e *llm.Error) []byte {
 		return responses.AppendErrorEvent(b, e)
 	}
 	return openai.AppendErrorEvent(b, e)
+}
+
+// propagating returns a copy of client whose transport the tracer wraps.
+func propagating(client *http.Client, t Tracer) *http.Client {
+	c := *client
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = t.Transport(next)
+	return &c
 }

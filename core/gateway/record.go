@@ -55,8 +55,13 @@ type AttemptRecord struct {
 	Latency       time.Duration
 	TTFT          time.Duration // streams: time to the first content, 0 when none
 	Labels        []slog.Attr
+	// Stop is why the answer ended, as far as the client was sent it; "" when it did not.
+	Stop llm.StopReason
+	// ResponseModel is the model the upstream says answered, "" when it does not say.
+	ResponseModel string
 
 	impossible []llm.ImpossibleCount // usage counts dropped, logged with the attempt
+	trace      AttemptTrace          // nil: not traced
 	outChars   int                   // characters of output the client was sent, for estimates
 	embedded   bool                  // an embeddings answer: charged its input estimate when unreported
 }
@@ -165,6 +170,10 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 		slog.String("outcome", a.Outcome),
 		slog.Float64("latency_ms", ms(a.Latency)),
 	)
+	if a.ResponseModel != "" && a.ResponseModel != a.UpstreamModel {
+		// The dated snapshot behind an alias (gpt-4o answered by gpt-4o-2024-08-06).
+		attrs = append(attrs, slog.String("response_model", a.ResponseModel))
+	}
 	if a.Status != 0 {
 		attrs = append(attrs, slog.Int("status", a.Status))
 	}
@@ -188,6 +197,7 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 		level, msg = slog.LevelError, MsgProviderError
 	}
 	g.log.LogAttrs(context.Background(), level, msg, attrs...)
+	endAttemptTrace(a)
 	if g.onAttempt != nil {
 		g.onAttempt(a)
 	}
@@ -229,6 +239,9 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 	if route != "" {
 		attrs = append(attrs, slog.String("route", route))
 	}
+	if rc.ttft > 0 {
+		attrs = append(attrs, slog.Float64("ttft_ms", ms(rc.ttft)))
+	}
 	if oe != nil {
 		attrs = append(attrs, slog.String("error_code", oe.Code), slog.String("error_message", oe.Message))
 		if oe.Param != "" {
@@ -244,10 +257,21 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 	if len(rc.skipped) > 0 {
 		attrs = append(attrs, slog.String("skipped", strings.Join(rc.skipped, "; ")))
 	}
-	if len(rc.labels) > 0 {
-		attrs = append(attrs, slog.Attr{Key: "labels", Value: slog.GroupValue(rc.labels...)})
+	lbs := rc.labels
+	if lbs == nil && rc.key != nil {
+		// Refused before its body was decoded (labels come from the body): still its key.
+		lbs = []slog.Attr{slog.String("key", rc.key.Name)}
+	}
+	if len(lbs) > 0 {
+		attrs = append(attrs, slog.Attr{Key: "labels", Value: slog.GroupValue(lbs...)})
+	}
+	if rc.trace != nil {
+		if id := rc.trace.TraceID(); id != "" {
+			attrs = append(attrs, slog.String("trace_id", id))
+		}
 	}
 	g.log.LogAttrs(context.Background(), slog.LevelInfo, MsgRequest, attrs...)
+	rc.endTrace(now, status, route, oe)
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,7 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 // answered.
 func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, d door) (rc *requestCtx, ok bool) {
 	rc = &requestCtx{start: time.Now(), now: g.now, id: requestID(r), endpoint: d.endpoint()}
+	g.startTrace(r, rc)
 	h := w.Header()
 	h.Set("X-Request-Id", rc.id)
 	if _, anthropic := d.(*messagesDoor); anthropic {
@@ -71,7 +73,7 @@ func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, d door) (rc *req
 	}
 	key, oe := g.authenticate(r)
 	if oe != nil {
-		d.writeError(w, rc, oe)
+		g.refuse(w, d, rc, oe)
 		return nil, false
 	}
 	rc.key = key
@@ -97,7 +99,7 @@ func (g *Gateway) receive(w http.ResponseWriter, r *http.Request, d door, rc *re
 	}
 	release, oe = g.slot()
 	if oe != nil {
-		d.writeError(w, rc, oe)
+		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
 	return body, release, true
@@ -118,11 +120,13 @@ func (g *Gateway) slot() (release func(), oe *llm.Error) {
 func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, body []byte) (*llm.Request, *model, bool) {
 	req, oe := d.decode(r, rc, body, decoding{limits: g.limits, profile: g.profile(rc.key)})
 	if oe != nil {
+		rc.model = modelAskedFor(body)
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
 	rc.model, rc.stream = req.Model, req.Stream
 	rc.labels = labels(req, rc)
+	rc.traceDecoded(req)
 	m, oe := g.lookup(req.Model, rc)
 	if oe == nil {
 		oe = m.servesChat()
@@ -137,6 +141,16 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *re
 		return nil, nil, false
 	}
 	return req, m, true
+}
+
+// modelAskedFor reads the model a body that failed to decode asked for, for its log line; ""
+// when the body is not a JSON object with a string model.
+func modelAskedFor(body []byte) string {
+	var v struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.Model
 }
 
 // refuse answers a request the gateway turns down before any attempt.
@@ -326,6 +340,7 @@ func (g *Gateway) recoverPanic(w *trackingWriter, d door, rc *requestCtx) {
 	g.log.Error("panic", slog.String("request_id", rc.id), slog.String("panic", fmt.Sprint(v)))
 	e := &llm.Error{Status: http.StatusInternalServerError, Type: llm.TypeServer, Code: "internal_error",
 		Message: "the gateway failed while handling this request"}
+	rc.endTrace(time.Now(), e.Status, "", e)
 	if !w.wrote {
 		d.writeError(w, rc, e)
 		return

@@ -46,6 +46,7 @@ func (g *Gateway) stream(w *trackingWriter, r *http.Request, d door, rc *request
 
 		if err == nil {
 			a.rec.TTFT = waited
+			rc.ttft = time.Since(rc.start)
 			g.committed(w, r, d, rc, m, a, enc, st, &first, &usage)
 			return
 		}
@@ -83,6 +84,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 	pending, _ := st.(llm.Pending)
 	var calls toolCalls
 	calls.delta(first)
+	a.sent(first)
 	a.rec.outChars += outputChars(first)
 	sw.buf = enc.start(sw.buf[:0], first)
 	werr := sw.emit(enc.delta(sw.buf, first), pending)
@@ -111,11 +113,13 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 		usage.Merge(dl.Usage)
 		if d.visible(&dl) || dl.Raw != nil {
 			calls.delta(&dl)
+			a.sent(&dl)
 			a.rec.outChars += outputChars(&dl)
 			werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
 		}
 	}
 	a.rec.Latency = a.rec.TTFT + time.Since(committed)
+	a.streamed(st)
 	g.setUsage(a.rec, usage, m, rc)
 
 	switch {

@@ -25,6 +25,9 @@ type Answer struct {
 	// StopSequence is the sequence that matched, when the backend says.
 	StopSequence string
 	Usage        Usage
+	// Model is the model the upstream says answered (OpenAI's and Anthropic's model field),
+	// "" when it does not say; for traces, never sent to a client.
+	Model string
 	// Raw is the upstream's answer verbatim when it speaks a front door's wire (RawWire); that
 	// door sends it on with only its own names patched in.
 	Raw     []byte

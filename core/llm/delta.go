@@ -26,6 +26,12 @@ type Delta struct {
 	Opaque bool
 }
 
+// ModelReporter is a Stream that can say which model the upstream says answered (OpenAI's
+// model field, Anthropic's message_start), once its stream has said it; "" until then.
+type ModelReporter interface {
+	ResponseModel() string
+}
+
 // Wire names an API wire format that a front door and a backend can share.
 type Wire uint8
 

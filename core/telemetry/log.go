@@ -3,7 +3,7 @@
 // secret redacted before the line leaves the process and no line over the platforms' size
 // limit.
 //
-// log.go builds the logger; redact.go holds the secret matcher, which the gateway also applies
+// log.go builds the logger (text.go: the readable format for a terminal); redact.go holds the secret matcher, which the gateway also applies
 // to every upstream message it relays to a client, and the Redactor writer; line.go cuts lines
 // that are too long; emf.go writes CloudWatch Embedded Metric Format lines.
 package telemetry
@@ -32,10 +32,14 @@ func FormatFromEnv(configured string) string {
 	return FormatCloudWatch
 }
 
-// NewLogger returns a JSON logger on w. secrets are replaced by [REDACTED] wherever they
-// appear in a line, raw or JSON-escaped; then a line longer than MaxLineBytes has its big
-// values cut (see limitLine). In that order, so a cut never splits a secret.
+// NewLogger returns a JSON logger on w (FormatText: a readable one). secrets are replaced by
+// [REDACTED] wherever they appear in a line, raw or JSON-escaped; then a line longer than
+// MaxLineBytes has its big values cut (see limitLine). In that order, so a cut never splits a
+// secret.
 func NewLogger(w io.Writer, format string, secrets []string) *slog.Logger {
+	if format == FormatText {
+		return slog.New(newTextHandler(NewRedactor(w, secrets)))
+	}
 	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
 	if format == FormatCloudLogging {
 		opts.ReplaceAttr = cloudLoggingKeys

@@ -19,6 +19,7 @@
 //	                     COUNTERS_DATABASE, COUNTERS_PREFIX)
 //	RESPONSES_PROJECT    stored responses in Firestore, with RESPONSES_DATABASE and
 //	                     RESPONSES_COLLECTION (responses.go)
+//	OTEL_EXPORTER_OTLP_* OpenTelemetry export, as the config's telemetry block (telemetry.go)
 //	FNGATE_INVOKER_AUTH  IAM when only IAM principals may invoke (roles/run.invoker), PUBLIC
 //	                     (default) when allUsers may: a public function refuses to serve
 //	                     without client keys unless the config says auth: none
@@ -54,7 +55,7 @@ var instance = &lazy{retryAfter: 10 * time.Second, build: func(ctx context.Conte
 // Gateway is the registered HTTP function.
 func Gateway(w http.ResponseWriter, r *http.Request) { instance.ServeHTTP(w, r) }
 
-func build(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err error) {
 	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{gcpsm.Scheme: gcpsm.NewDefault()}}
 	cfg, source, err := boot.LoadConfig(ctx, getenv, boot.Files{}, opt)
 	if err != nil {
@@ -74,7 +75,16 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 		return nil, fmt.Errorf("FNGATE_INVOKER_AUTH is %q; want PUBLIC or IAM", invoker)
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
-	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
+	tel, err := startTelemetry(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil { // a build tried again later starts its own
+			_ = tel.Shutdown(context.WithoutCancel(ctx))
+		}
+	}()
+	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys, Tracer: tel.Tracer()}
 	if err := selfRepair(ctx, getenv, logger, &gopt); err != nil {
 		return nil, err
 	}
@@ -91,7 +101,8 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 		return nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
-		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored))
+		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
+		slog.String("telemetry", tel.Describe()))
 	return gw, nil
 }
 

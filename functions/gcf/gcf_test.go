@@ -18,7 +18,9 @@ import (
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
 
+	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/internal/loopback"
+	"github.com/fngate/fngate/internal/otlpfake"
 )
 
 // The function is served the way Cloud Functions serves it: by the functions framework,
@@ -360,5 +362,56 @@ func TestBuildRefusesAnOpenPublicFunction(t *testing.T) {
 				t.Fatalf("build error = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestBuildExportsTelemetry: a telemetry block makes the function trace its requests, with
+// the function described in the resource.
+func TestBuildExportsTelemetry(t *testing.T) {
+	rcv := otlpfake.New(t)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50") // the SDK's batch, read from the process
+	env := map[string]string{
+		"FNGATE_CONFIG_YAML":  "auth: none\nconnections: {mock: {kind: mock}}\nmodels: {m: {routes: [{connection: mock, model: echo}]}}\ntelemetry: {otlp: {endpoint: \"" + rcv.URL + "\"}}\n",
+		"FNGATE_INVOKER_AUTH": "IAM",
+		"K_SERVICE":           "fngate-gateway",
+	}
+	h, err := build(context.Background(), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)))
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	spans := rcv.WaitSpans(t, 2, 10*time.Second)
+	srv := otlpfake.Find(spans, "SERVER", "chat m")
+	if len(srv) != 1 || srv[0].Resource["faas.name"] != "fngate-gateway" || srv[0].Resource["cloud.platform"] != "gcp_cloud_functions" {
+		t.Errorf("spans:%s", otlpfake.Describe(spans))
+	}
+}
+
+// TestTelemetryAPIGetsTheFunctionsCredentials: an export to Google's Telemetry API (Cloud
+// Trace) is sent with the function's credentials; any other endpoint without them.
+func TestTelemetryAPIGetsTheFunctionsCredentials(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		env  map[string]string
+		want bool
+	}{
+		{"telemetry: {otlp: {endpoint: https://telemetry.googleapis.com}}", nil, true},
+		{"telemetry: {otlp: {endpoint: http://collector.internal:4318}}", nil, false},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://telemetry.googleapis.com"}, true},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://telemetry.googleapis.com/v1/traces"}, true},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, false},
+		{"telemetry: {otlp: {endpoint: http://127.0.0.1:4318}}", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://telemetry.googleapis.com"}, false},
+	} {
+		cfg, err := config.Parse(context.Background(), []byte("connections: {mock: {kind: mock}}\nmodels: {m: {routes: [{connection: mock, model: echo}]}}\n"+tc.yaml+"\n"), config.Options{Getenv: func(string) string { return "" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toGoogle(cfg, func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("%q %v: toGoogle = %v, want %v", tc.yaml, tc.env, got, tc.want)
+		}
 	}
 }

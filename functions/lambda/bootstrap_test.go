@@ -23,10 +23,9 @@ import (
 // prelude, each chunk as the process sends it, and whether the process survives.
 
 var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildDir  string
+	buildMu  sync.Mutex
+	builtBin = map[string]string{} // by build tags
+	buildDir string
 )
 
 func TestMain(m *testing.M) {
@@ -38,25 +37,34 @@ func TestMain(m *testing.M) {
 }
 
 // bootstrap returns the path of the built binary, named bootstrap like in the zip.
-func bootstrap(t *testing.T) string {
+func bootstrap(t *testing.T) string { return bootstrapWith(t, "lambda.norpc") }
+
+// bootstrapWith builds the bootstrap with tags, once per set of tags.
+func bootstrapWith(t *testing.T, tags string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "fngate-lambda-"); buildErr != nil {
-			return
-		}
-		builtBin = filepath.Join(buildDir, "bootstrap")
-		// The deployment's tags, but neither -trimpath nor CGO_ENABLED=0: either would make
-		// this build recompile every dependency instead of reusing what go vet and the other
-		// tests compiled (about a minute on a cold CI machine), and neither changes behaviour.
-		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", builtBin, ".")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if bin, ok := builtBin[tags]; ok {
+		return bin
 	}
-	return builtBin
+	if buildDir == "" {
+		dir, err := os.MkdirTemp("", "fngate-lambda-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildDir = dir
+	}
+	dir := filepath.Join(buildDir, strings.NewReplacer(",", "_", ".", "_").Replace(tags))
+	bin := filepath.Join(dir, "bootstrap")
+	// The deployment's tags, but neither -trimpath nor CGO_ENABLED=0: either would make this
+	// build recompile every dependency instead of reusing what go vet and the other tests
+	// compiled (about a minute on a cold CI machine), and neither changes behaviour.
+	cmd := exec.Command("go", "build", "-tags", tags+",grpcnotrace", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags %s: %v\n%s", tags, err, out)
+	}
+	builtBin[tags] = bin
+	return bin
 }
 
 // testConfig serves mock behaviours and an OpenAI-compatible upstream at ${UPSTREAM_URL}.
@@ -90,7 +98,11 @@ type instance struct {
 
 func start(t *testing.T, env ...string) *instance {
 	t.Helper()
-	bin := bootstrap(t)
+	return startBin(t, bootstrap(t), env...)
+}
+
+func startBin(t *testing.T, bin string, env ...string) *instance {
+	t.Helper()
 	rt := fakeruntime.New()
 	in := &instance{rt: rt, cmd: rt.Command(bin, env...), out: &syncBuffer{}, exited: make(chan struct{})}
 	in.cmd.Stdout, in.cmd.Stderr = in.out, in.out

@@ -18,6 +18,8 @@
 //	ROUTE_STATE_TABLE, PROVIDER_ERROR_BUS  self-repair (selfrepair.go)
 //	COUNTERS_TABLE                      the keys' rate limits and budgets (counters.go)
 //	RESPONSES_TABLE                     stored responses in DynamoDB (responses.go)
+//	OTEL_EXPORTER_OTLP_*                OpenTelemetry export, as the config's telemetry block; only
+//	                                    in a bootstrap built with -tags otel (telemetry.go)
 package main
 
 import (
@@ -28,6 +30,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/fngate/fngate/core/awsconf"
@@ -42,45 +45,57 @@ import (
 const deadlineMargin = time.Second
 
 func main() {
-	h, err := setup(context.Background(), os.Getenv)
+	h, tel, err := setup(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fngate:", err)
 		os.Exit(1)
 	}
-	lambdaurl.Start(h)
+	if tel == nil {
+		lambdaurl.Start(h)
+		return
+	}
+	lambda.StartHandlerFunc(flushAfter(lambdaurl.Wrap(h), tel.flush))
 }
 
-func setup(ctx context.Context, getenv func(string) string) (*guard, error) {
+func setup(ctx context.Context, getenv func(string) string) (*guard, *exporter, error) {
 	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewWith(awsconf.FromEnvironment)}}
 	cfg, source, err := loadConfig(ctx, getenv, packageRoot(), opt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	urlAuth := getenv("FNGATE_URL_AUTH_TYPE")
 	requireKeys, err := keysRequired(urlAuth, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
+	tel, err := startTelemetry(ctx, cfg, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
+	if tel != nil {
+		gopt.Tracer = tel.tracer
+	}
 	if err := selfRepair(getenv, logger, &gopt); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := counterStore(getenv, cfg, logger, &gopt); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	responses, stored, err := responseStore(ctx, cfg, getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	gopt.ResponseStore = responses
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
-		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored))
-	return &guard{next: gw, log: logger, margin: deadlineMargin}, nil
+		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
+		slog.String("telemetry", tel.describe()))
+	return &guard{next: gw, log: logger, margin: deadlineMargin}, tel, nil
 }
 
 // keysRequired decides whether the gateway may run without client keys. A public URL

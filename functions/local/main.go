@@ -8,9 +8,11 @@
 // credentials for. Built with -tags novertex it leaves the Vertex AI provider out, and with
 // it the ~655 MB of Google Cloud modules its SDK downloads on a first build (providers.go);
 // the Firestore counter and response stores, whose client is the same SDK, go with it
-// (firestore.go).
-// Stored responses stay in memory unless the config's responses section says otherwise
-// (responses.go).
+// (firestore.go). Stored responses stay in memory unless the config's responses section
+// says otherwise (responses.go). Logs are readable text on a terminal and JSON otherwise
+// (logging.format decides when set); traces and metrics go to an OpenTelemetry collector
+// when the config's telemetry block or the OTEL_* variables ask for it, and what is batched
+// is flushed on the way out.
 package main
 
 import (
@@ -26,10 +28,13 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/core/telemetry/otel"
 )
 
 func main() {
@@ -60,8 +65,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
-	gopt := gateway.Options{Registry: registry(), Logger: logger}
+	logger := telemetry.NewLogger(os.Stdout, logFormat(cfg.Logging.Format, os.Getenv, isTerminal(os.Stdout)), cfg.Secrets)
+	tel, err := otel.New(ctx, cfg, otel.Options{Resource: []attribute.KeyValue{attribute.String("deployment.environment.name", "local")}})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Whatever is still batched goes out before the process does.
+		sctx, cancel := context.WithTimeout(context.Background(), otel.FlushTimeout)
+		defer cancel()
+		_ = tel.Shutdown(sctx)
+	}()
+	gopt := gateway.Options{Registry: registry(), Logger: logger, Tracer: tel.Tracer()}
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
 		if err != nil {
@@ -107,7 +122,7 @@ func run() error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),
-		slog.String("responses", stored))
+		slog.String("responses", stored), slog.String("telemetry", tel.Describe()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -116,13 +131,33 @@ func run() error {
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", slog.Duration("grace", *shutdownGrace))
+	logger.Info("shutting down", slog.String("grace", shutdownGrace.String()))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
+}
+
+// logFormat is the configured log format, else text for a person at a terminal (and not on
+// Cloud Run, whose K_SERVICE asks for Cloud Logging's JSON), else the platform's JSON.
+func logFormat(configured string, getenv func(string) string, terminal bool) string {
+	switch {
+	case configured != "":
+		return configured
+	case getenv("K_SERVICE") != "":
+		return telemetry.FormatCloudLogging
+	case terminal:
+		return telemetry.FormatText
+	}
+	return telemetry.FormatCloudWatch
+}
+
+// isTerminal reports whether f is a character device: a terminal, not a file or a pipe.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func envOr(k, def string) string {

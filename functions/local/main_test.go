@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
+	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/internal/loopback"
+	"github.com/fngate/fngate/internal/otlpfake"
 )
 
 var (
@@ -29,17 +32,31 @@ var (
 // startServer builds the server once per test run and starts it on cfg with extra flags.
 func startServer(t *testing.T, cfg string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
+	cmd, addr, _ := startServerOut(t, cfg, args...)
+	return cmd, addr
+}
+
+// startServerOut is startServer with the server's output (its logs) kept.
+func startServerOut(t *testing.T, cfg string, args ...string) (*exec.Cmd, string, *gatewaytest.LogBuffer) {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cfg.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return startServerEnv(t, nil, append([]string{"-config", path}, args...)...)
+	return startServerEnvOut(t, nil, append([]string{"-config", path}, args...)...)
 }
 
 // startServerEnv starts the server with args, in env when it is not nil (else this
 // process's environment).
 func startServerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd, addr, _ := startServerEnvOut(t, env, args...)
+	return cmd, addr
+}
+
+// startServerEnvOut is startServerEnv with the server's output (its logs) kept.
+func startServerEnvOut(t *testing.T, env []string, args ...string) (*exec.Cmd, string, *gatewaytest.LogBuffer) {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "fngate-local-test")
@@ -58,6 +75,8 @@ func startServerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, stri
 	addr := loopback.ForTest(t).Addr()
 	cmd := exec.Command(binPath, append([]string{"-addr", addr}, args...)...)
 	cmd.Env = env
+	out := &gatewaytest.LogBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +85,7 @@ func startServerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, stri
 	for {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return cmd, addr
+			return cmd, addr, out
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("server did not start")
@@ -78,7 +97,7 @@ func startServerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, stri
 // TestGracefulShutdown opens a slow stream, sends SIGTERM, and expects the stream to finish
 // with [DONE], new connections to be refused, and a clean exit.
 func TestGracefulShutdown(t *testing.T) {
-	cmd, addr := startServer(t, `
+	cmd, addr, out := startServerOut(t, `
 connections: {slow: {kind: mock, delay_ms: 100}}
 models: {slow: {routes: [{connection: slow, model: lorem}]}}
 `, "-shutdown-grace", "20s", "-route-state", filepath.Join(t.TempDir(), "routestate.json"))
@@ -110,6 +129,73 @@ models: {slow: {routes: [{connection: slow, model: lorem}]}}
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit: %v", err)
+	}
+	// Its output is a pipe here, so JSON; the grace period reads as a duration, not 2e10.
+	if !strings.Contains(out.String(), `"msg":"shutting down","grace":"20s"`) {
+		t.Errorf("no shutdown line with its grace period in:\n%s", out.String())
+	}
+}
+
+// TestTelemetryLeavesBeforeTheProcess: with a telemetry block the server traces its requests
+// and, on SIGTERM, flushes the spans still batched (the batch would otherwise wait 5 s).
+func TestTelemetryLeavesBeforeTheProcess(t *testing.T) {
+	rcv := otlpfake.New(t)
+	cmd, addr, out := startServerOut(t, `
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+telemetry: {otlp: {endpoint: "`+rcv.URL+`"}}
+`, "-route-state", "off")
+	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+	spans := rcv.Spans() // the process is gone: what it sent is all there is
+	if len(otlpfake.Find(spans, "SERVER", "chat m")) != 1 || len(otlpfake.Find(spans, "CLIENT", "chat echo")) != 1 {
+		t.Errorf("spans:%s", otlpfake.Describe(spans))
+	}
+	if len(rcv.Points("fngate.attempts")) == 0 {
+		t.Error("no metrics flushed on shutdown")
+	}
+	if !strings.Contains(out.String(), `"telemetry":"traces+metrics over OTLP"`) {
+		t.Errorf("the listening line does not say where telemetry goes:\n%s", out.String())
+	}
+}
+
+// TestTextLogsOnATerminal: text for a terminal unless the config or Cloud Run says otherwise.
+func TestTextLogsOnATerminal(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		configured string
+		getenv     func(string) string
+		terminal   bool
+		want       string
+	}{
+		{"", env(), true, telemetry.FormatText},
+		{"", env(), false, telemetry.FormatCloudWatch},
+		{"cloudwatch", env(), true, telemetry.FormatCloudWatch},
+		{"", env("K_SERVICE", "gw"), true, telemetry.FormatCloudLogging},
+		{"text", env(), false, telemetry.FormatText},
+	} {
+		if got := logFormat(tc.configured, tc.getenv, tc.terminal); got != tc.want {
+			t.Errorf("logFormat(%q, terminal=%v) = %q, want %q", tc.configured, tc.terminal, got, tc.want)
+		}
 	}
 }
 

@@ -73,6 +73,7 @@ type wireBlock struct {
 
 type wireMessage struct {
 	Type         string     `json:"type"`
+	Model        string     `json:"model"`
 	Content      blockList  `json:"content"`
 	StopReason   *string    `json:"stop_reason"`
 	StopSequence *string    `json:"stop_sequence"`
@@ -135,7 +136,7 @@ func ParseResponse(body []byte) (*llm.Answer, error) {
 	if m.Type != "message" {
 		return nil, &providers.Error{Class: providers.Unavailable, Message: "the response is not a message (type " + quoteOrNone(m.Type) + ")"}
 	}
-	a := &llm.Answer{Stop: StopReason(deref(m.StopReason)), StopSequence: deref(m.StopSequence), Raw: body, RawWire: llm.WireAnthropic}
+	a := &llm.Answer{Stop: StopReason(deref(m.StopReason)), StopSequence: deref(m.StopSequence), Model: m.Model, Raw: body, RawWire: llm.WireAnthropic}
 	hasText, tools := false, 0
 	for _, raw := range m.Content {
 		var bl wireBlock

@@ -61,6 +61,7 @@ type stream struct {
 	provider string
 	raw      bool
 	event    llm.RawEvent // the current upstream event, when raw
+	model    string       // message_start's model
 
 	usage      wireUsage
 	blocks     []blockState // by Anthropic content block index
@@ -81,6 +82,7 @@ type blockState struct {
 type wireEvent struct {
 	Type    string `json:"type"`
 	Message *struct {
+		Model string     `json:"model"`
 		Usage *wireUsage `json:"usage"`
 	} `json:"message"`
 	Index        int        `json:"index"`
@@ -159,6 +161,9 @@ func (s *stream) out(d llm.Delta, name string, data []byte, opaque bool) llm.Del
 func (s *stream) translate(e *wireEvent, data []byte) (d llm.Delta, ok, opaque bool, err error) {
 	switch e.Type {
 	case "message_start":
+		if e.Message != nil {
+			s.model = e.Message.Model
+		}
 		if e.Message != nil && e.Message.Usage != nil {
 			u := *e.Message.Usage
 			// message_start's output count is a placeholder (about 1); message_delta gives
@@ -366,3 +371,6 @@ func (s *stream) Close() error {
 	}
 	return s.body.Close()
 }
+
+// ResponseModel is the model message_start named (llm.ModelReporter).
+func (s *stream) ResponseModel() string { return s.model }

@@ -86,7 +86,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 
 // answer converts a parsed answer. A legacy completion's text is always there, if empty.
 func (c *completion) answer(op llm.Op) *llm.Answer {
-	a := &llm.Answer{Refusal: c.refusal, Stop: openai.StopReason(c.finish)}
+	a := &llm.Answer{Refusal: c.refusal, Stop: openai.StopReason(c.finish), Model: c.model}
 	if c.content != nil || op == llm.OpCompletion {
 		text := ""
 		if c.content != nil {

@@ -17,6 +17,7 @@ type stream struct {
 	sse      *providers.SSEReader
 	provider string
 	done     bool
+	model    string // the model the chunks name
 }
 
 // newStream reads chat.completion.chunk events, or text_completion ones (whose text the
@@ -41,13 +42,16 @@ func (s *stream) Next() (llm.Delta, error) {
 		if len(ev.Data) == 0 {
 			continue
 		}
-		var c chunk
+		c := chunk{wantModel: s.model == ""}
 		if err := parseChunk(ev.Data, &c); err != nil {
 			return llm.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
 				Message: "malformed stream chunk: " + err.Error(), Err: err}
 		}
 		if c.errRaw != nil {
 			return llm.Delta{}, s.inBandError(ev.Data)
+		}
+		if c.model != "" {
+			s.model = c.model
 		}
 		d := llm.Delta{Text: c.content, Refusal: c.refusal, ToolCalls: c.toolCalls, Usage: c.usage.llm()}
 		if c.finish != "" {
@@ -104,3 +108,6 @@ func (s *stream) Close() error {
 	}
 	return s.body.Close()
 }
+
+// ResponseModel is the model the chunks named (llm.ModelReporter).
+func (s *stream) ResponseModel() string { return s.model }

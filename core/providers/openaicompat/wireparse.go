@@ -19,6 +19,7 @@ type completion struct {
 	toolCalls []toolCall
 	finish    string
 	usage     *wireUsage
+	model     string
 }
 
 // toolCall is one tool call of a whole answer.
@@ -81,6 +82,8 @@ func parseCompletion(b []byte, c *completion) error {
 			})
 		case "usage":
 			return p.usage(&c.usage)
+		case "model":
+			return p.nullableString(&c.model)
 		}
 		return p.skip()
 	})
@@ -99,6 +102,10 @@ type chunk struct {
 	finish    string
 	usage     *wireUsage
 	errRaw    []byte // the value of a non-null "error" key
+	// wantModel reads the model field, which a stream says in every chunk and is read only
+	// until it has been (so one string for the stream, not one per chunk).
+	wantModel bool
+	model     string
 }
 
 // parseChunk reads one chunk. Decoding every chunk with encoding/json cost about a quarter of
@@ -119,6 +126,10 @@ func parseChunk(b []byte, c *chunk) error {
 			})
 		case "usage":
 			return p.usage(&c.usage)
+		case "model":
+			if c.wantModel {
+				return p.nullableString(&c.model)
+			}
 		case "error":
 			raw, err := p.raw()
 			if err == nil && string(raw) != "null" {

@@ -32,6 +32,7 @@ type referenceChunk struct {
 	} `json:"choices"`
 	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
+	Model *string         `json:"model"`
 }
 
 func deref(s *string) string {
@@ -41,8 +42,9 @@ func deref(s *string) string {
 	return *s
 }
 
+// toChunk is what parseChunk reads with wantModel set, as the tests call it.
 func (r *referenceChunk) toChunk() chunk {
-	var c chunk
+	c := chunk{wantModel: true, model: deref(r.Model)}
 	if len(r.Choices) > 0 {
 		ch := r.Choices[0]
 		c.content = deref(ch.Delta.Content)
@@ -81,7 +83,7 @@ func TestParseChunkMatchesEncodingJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(s), &ref); err != nil {
 			t.Fatalf("seed %s: %v", s, err)
 		}
-		var got chunk
+		got := chunk{wantModel: true}
 		if err := parseChunk([]byte(s), &got); err != nil {
 			t.Fatalf("parseChunk(%s): %v", s, err)
 		}
@@ -109,7 +111,7 @@ func FuzzParseChunk(f *testing.F) {
 	f.Add([]byte(inner(deep(maxDepth, true), true)))
 	f.Add([]byte(toolCalls(calls(maxToolCalls+1), true)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var got chunk
+		got := chunk{wantModel: true}
 		gerr := parseChunk(b, &got)
 		if !providerForm(b) {
 			return
@@ -141,7 +143,7 @@ func FuzzChunkStrings(f *testing.F) {
 	f.Fuzz(func(t *testing.T, content, args, finish string) {
 		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "finish_reason": finish,
 			"delta": map[string]any{"content": content, "tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": args}}}}}}})
-		var got chunk
+		got := chunk{wantModel: true}
 		if err := parseChunk(b, &got); err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
@@ -249,10 +251,11 @@ type referenceCompletion struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *wireUsage `json:"usage"`
+	Model *string    `json:"model"`
 }
 
 func (r *referenceCompletion) toCompletion() completion {
-	c := completion{choices: len(r.Choices), usage: r.Usage}
+	c := completion{choices: len(r.Choices), usage: r.Usage, model: deref(r.Model)}
 	if len(r.Choices) > 0 {
 		ch := r.Choices[0]
 		c.content, c.refusal, c.finish = ch.Message.Content, ch.Message.Refusal, deref(ch.FinishReason)
@@ -386,7 +389,7 @@ func TestParsersBoundNestingAndCalls(t *testing.T) {
 				b := []byte(tc.wrap(tc.value, isChunk))
 				var err error
 				if isChunk {
-					var c chunk
+					c := chunk{wantModel: true}
 					err = parseChunk(b, &c)
 					if tc.want == nil {
 						var ref referenceChunk

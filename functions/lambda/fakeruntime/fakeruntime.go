@@ -34,8 +34,9 @@ type Server struct {
 	seq     atomic.Int64
 	initErr chan []byte
 
-	mu   sync.Mutex
-	byID map[string]*Invocation
+	mu    sync.Mutex
+	byID  map[string]*Invocation
+	polls []time.Time // when the bootstrap asked for each next event
 }
 
 // New starts a Runtime API on a loopback port.
@@ -119,7 +120,18 @@ func (s *Server) lookup(id string) *Invocation {
 	return s.byID[id]
 }
 
+// Polls returns when the bootstrap asked for each next event: the end of an invocation, as
+// far as Lambda is concerned, is the poll that follows it.
+func (s *Server) Polls() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.polls...)
+}
+
 func (s *Server) next(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.polls = append(s.polls, time.Now())
+	s.mu.Unlock()
 	var inv *Invocation
 	select {
 	case inv = <-s.queue:
@@ -214,15 +226,16 @@ type Invocation struct {
 	// it was given.
 	Delivered, Deadline time.Time
 
-	req     Request
-	mu      sync.Mutex
-	kind    string
-	ctype   string
-	chunks  []Chunk
-	trailer http.Header
-	err     error
-	done    bool
-	changed chan struct{} // closed and replaced whenever a chunk arrives or the invocation ends
+	req      Request
+	mu       sync.Mutex
+	kind     string
+	ctype    string
+	chunks   []Chunk
+	trailer  http.Header
+	err      error
+	done     bool
+	finished time.Time
+	changed  chan struct{} // closed and replaced whenever a chunk arrives or the invocation ends
 }
 
 func (inv *Invocation) setKind(kind, ctype string) {
@@ -241,7 +254,7 @@ func (inv *Invocation) add(c Chunk) {
 
 func (inv *Invocation) finish(trailer http.Header, err error) {
 	inv.mu.Lock()
-	inv.trailer, inv.err, inv.done = trailer, err, true
+	inv.trailer, inv.err, inv.done, inv.finished = trailer, err, true, time.Now()
 	close(inv.changed)
 	inv.changed = make(chan struct{})
 	inv.mu.Unlock()
@@ -284,6 +297,8 @@ type Result struct {
 	Trailer http.Header
 	// Err is a broken body (ErrHungUp included).
 	Err error
+	// Finished is when the response's body ended: the client had all of it.
+	Finished time.Time
 }
 
 // Wait returns the result once the bootstrap has finished the invocation.
@@ -293,7 +308,7 @@ func (inv *Invocation) Wait(timeout time.Duration) (*Result, error) {
 	for {
 		inv.mu.Lock()
 		if inv.done {
-			r := &Result{Kind: inv.kind, ContentType: inv.ctype, Chunks: inv.chunks, Trailer: inv.trailer, Err: inv.err}
+			r := &Result{Kind: inv.kind, ContentType: inv.ctype, Chunks: inv.chunks, Trailer: inv.trailer, Err: inv.err, Finished: inv.finished}
 			for _, c := range inv.chunks {
 				r.Body = append(r.Body, c.Data...)
 			}

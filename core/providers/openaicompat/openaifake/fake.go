@@ -27,8 +27,11 @@ type Reply struct {
 	ErrorBody string
 	Header    map[string]string
 
-	Text         string
-	ToolCalls    []ToolCall
+	Text      string
+	ToolCalls []ToolCall
+	// Model is the model the answer says answered (a dated snapshot of the one asked for,
+	// as OpenAI names it); "" names the one asked for.
+	Model        string
 	FinishReason string // default: stop, or tool_calls when ToolCalls are given
 	// Usage counts; a negative value leaves the count out of the usage object.
 	PromptTokens, CompletionTokens, CachedTokens int
@@ -220,7 +223,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(rep.Body)
 		return
 	}
-	_, _ = w.Write(rep.jsonBody(modelOf(body), text))
+	_, _ = w.Write(rep.jsonBody(rep.answering(body), text))
 }
 
 func errorType(status int) string {
@@ -240,6 +243,14 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": typ}})
 	_, _ = w.Write(b)
+}
+
+// answering is the model the answer names: Model when scripted, else the one asked for.
+func (r *Reply) answering(body map[string]any) string {
+	if r.Model != "" {
+		return r.Model
+	}
+	return modelOf(body)
 }
 
 func modelOf(body map[string]any) string {
@@ -332,7 +343,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rep *Reply, body
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fl := w.(http.Flusher)
-	model := modelOf(body)
+	model := rep.answering(body)
 	object := "chat.completion.chunk"
 	if text {
 		object = "text_completion"
