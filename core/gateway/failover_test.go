@@ -391,13 +391,7 @@ models:
 
 func waitFor(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	gatewaytest.WaitFor(t, cond, msg)
 }
 
 // doorRequest is a one-message request of model on one front door, whole or streamed: the
