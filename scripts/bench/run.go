@@ -47,7 +47,20 @@ type wire struct {
 	done []byte
 }
 
+// embedBody is a batch of embedInputs texts of about ten words, as openai-go sends it.
+func embedBody(model string, _ bool) string {
+	texts := make([]string, embedInputs)
+	for i := range texts {
+		texts[i] = fmt.Sprintf(`"passage %d of the corpus, a sentence of about ten words"`, i)
+	}
+	return `{"model":"` + model + `","input":[` + strings.Join(texts, ",") + `],"encoding_format":"float"}`
+}
+
 var (
+	embedWire   = wire{body: embedBody}
+	embed64Wire = wire{body: func(model string, _ bool) string {
+		return strings.Replace(embedBody(model, false), `"encoding_format":"float"`, `"encoding_format":"base64"`, 1)
+	}}
 	chatWire     = wire{body: body, done: []byte("data: [DONE]")}
 	messagesWire = wire{body: func(model string, stream bool) string {
 		extra := ""
@@ -227,10 +240,13 @@ connections:
   up: {kind: openai-compatible, base_url: "http://%[1]s/v1"}
   claude: {kind: anthropic, api_key: bench-key-not-secret, base_url: "http://%[1]s"}
   hold: {kind: openai-compatible, base_url: "http://%[2]s/v1"}
+  oai: {kind: openai, api_key: bench-key-not-secret, base_url: "http://%[1]s/v1"}
 models:
   bench/openai: {routes: [{connection: up, model: bench}]}
   bench/anthropic: {max_output_tokens: 1024, routes: [{connection: claude, model: bench}]}
   bench/hold: {routes: [{connection: hold, model: bench}]}
+  bench/embed: {kind: embedding, dimensions: 1536, routes: [{connection: up, model: bench}]}
+  bench/embed-openai: {kind: embedding, dimensions: 1536, routes: [{connection: oai, model: bench}]}
 `
 
 // limitsConfig is the gateway of the limits comparison: a priced model and two keys.
@@ -399,6 +415,35 @@ func run(quick bool, out string) error {
 		tab.notes = append(tab.notes, "Anthropic route not measured: "+err.Error())
 	}
 
+	// Embeddings: a batch of 16 texts, 1,536 dimensions, answered as decimals (about 600 KB).
+	// Through the proxy the upstream's bytes pass as they are; the gateway reads every number
+	// and writes it again, from decimals (an OpenAI-compatible route) or from the base64 it asks
+	// OpenAI for.
+	embeds := []target{
+		{"direct", "http://" + upAddr + "/v1/embeddings", "bench", 0, embedWire, ""},
+		{"reverse proxy", "http://" + proxyAddr + "/v1/embeddings", "bench", proxy.Cmd.Process.Pid, embedWire, ""},
+		{"fngate", "http://" + gwAddr + "/v1/embeddings", "bench/embed", gw.Cmd.Process.Pid, embedWire, ""},
+		{"fngate, OpenAI route (base64 upstream)", "http://" + gwAddr + "/v1/embeddings", "bench/embed-openai", gw.Cmd.Process.Pid, embedWire, ""},
+	}
+	if _, _, err := oneRequest(client, embeds[2].url, "", embeds[2].payload(false), false, nil); err == nil {
+		for _, t := range embeds {
+			closedLoop(client, t, 4, 100*time.Millisecond, false)
+		}
+		// base64 both ways: what the Python and Node SDKs ask for unless told otherwise.
+		embeds64 := []target{
+			{"direct", embeds[0].url, "bench", 0, embed64Wire, ""},
+			{"reverse proxy", embeds[1].url, "bench", proxy.Cmd.Process.Pid, embed64Wire, ""},
+			{"fngate, OpenAI route", embeds[3].url, "bench/embed-openai", gw.Cmd.Process.Pid, embed64Wire, ""},
+		}
+		for _, c := range []int{1, 16} {
+			fmt.Fprintf(os.Stderr, "embeddings, batch of 16, %d in flight...\n", c)
+			measure(fmt.Sprintf("embeddings, batch of 16 x 1536, float, %d in flight", c), c, false, embeds, lat)
+			measure(fmt.Sprintf("embeddings, batch of 16 x 1536, base64, %d in flight", c), c, false, embeds64, lat)
+		}
+	} else {
+		tab.notes = append(tab.notes, "embeddings not measured: "+err.Error())
+	}
+
 	// Limits: one gateway process with two keys on one priced model, one key without limits
 	// and one held to a rate limit and a budget on the memory store, so the difference is the
 	// limiter alone (admission, the attempt's charge, the settlement).
@@ -451,9 +496,9 @@ func run(quick bool, out string) error {
 		b.WriteString("\nNote: " + n + "\n")
 	}
 	fmt.Print(b.String())
-	fmt.Printf("\nSUMMARY added p50/p99: non-stream@1 %s, @16 %s, @64 %s; TTFT@1 %s; RSS 1000 streams %.0f MB\n",
+	fmt.Printf("\nSUMMARY added p50/p99: non-stream@1 %s, @16 %s, @64 %s; TTFT@1 %s; embeddings@1 %s; RSS 1000 streams %.0f MB\n",
 		summary["non-stream, 1 in flight"], summary["non-stream, 16 in flight"], summary["non-stream, 64 in flight"],
-		summary["stream TTFT, 1 in flight"], rss)
+		summary["stream TTFT, 1 in flight"], summary["embeddings, batch of 16 x 1536, float, 1 in flight"], rss)
 	fmt.Printf("SUMMARY limits off -> on (memory store), added p50/p99: non-stream@1 %s -> %s, @16 %s -> %s; TTFT@1 %s -> %s\n",
 		summary["limits off vs on, non-stream, 1 in flight off"], summary["limits off vs on, non-stream, 1 in flight"],
 		summary["limits off vs on, non-stream, 16 in flight off"], summary["limits off vs on, non-stream, 16 in flight"],
