@@ -32,11 +32,23 @@ const (
 )
 
 // sdkBackend is one backend the Node tests drive: the gateway models of plain chat and of
-// tool use.
+// tool use, and what its answer to a text is: the text after Said, with Usage as the
+// backend reports it (nil: the mock's, a word count of the prompt and of the answer), and
+// how /v1/messages/count_tokens counts on it (gateway.HeaderTokenCount); Native when the
+// Responses door passes its requests through to the backend's own Responses API.
 type sdkBackend struct {
-	Name  string `json:"name"`
-	Chat  string `json:"chat"`
-	Tools string `json:"tools"`
+	Name   string    `json:"name"`
+	Chat   string    `json:"chat"`
+	Tools  string    `json:"tools"`
+	Said   string    `json:"said"`
+	Usage  *sdkUsage `json:"usage"`
+	Count  string    `json:"count"`
+	Native bool      `json:"native"`
+}
+
+type sdkUsage struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
 }
 
 // serveSDKGateway serves the mock and an OpenAI-wire and an Anthropic fake that answer like
@@ -76,25 +88,23 @@ models:
 	})
 	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
 	return srv.URL, []sdkBackend{
-		{"mock", "mock-chat", "mock-tools"},
-		{"openai fake", "openai-chat", "openai-chat"},
-		{"anthropic fake", "claude-chat", "claude-chat"},
+		{"mock", "mock-chat", "mock-tools", "", nil, "exact", false},
+		{"openai fake", "openai-chat", "openai-chat", "You said: ", &sdkUsage{5, 3}, "estimate", true},
+		{"anthropic fake", "claude-chat", "claude-chat", "You said: ", &sdkUsage{7, 3}, "exact", false},
 	}
 }
 
-// TestNodeSDKs runs clients/node/*.test.mjs (node's test runner) against the gateway: the
-// openai package (chat.completions.parse with zod, runTools, models.retrieve), the Vercel AI
-// SDK (generateObject, tools with stepCountIs), LangChain.js (createAgent over two turns,
-// withStructuredOutput) and LlamaIndex.TS (its default OpenAI LLM), under both profiles on
-// each backend.
+// TestNodeSDKs runs clients/node/*.test.mjs (node's test runner), one subtest per file,
+// against the gateway: the openai package (chat.completions.parse with zod, runTools,
+// models.retrieve), the Vercel AI SDK (generateObject and tools with stepCountIs over .chat();
+// generateText, streamText and a tool round trip over its default Responses provider),
+// LangChain.js (createAgent over two turns, withStructuredOutput), LlamaIndex.TS (its default
+// OpenAI LLM) and @anthropic-ai/sdk on the Messages door, under both profiles on each backend.
 func TestNodeSDKs(t *testing.T) {
 	node := requireNodeSDKs(t)
 	url, backends := serveSDKGateway(t)
 	list, _ := json.Marshal(backends)
 	files, _ := filepath.Glob(filepath.Join("node", "*.test.mjs"))
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec", "--test-concurrency=1"}, files...)...)
 	var env []string
 	for _, kv := range os.Environ() {
 		// Nothing but the gateway: no key or endpoint of the SDKs' own from the environment.
@@ -102,16 +112,24 @@ func TestNodeSDKs(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env,
-		"FNGATE_BASE_URL="+url+"/v1", "FNGATE_STRICT_KEY="+sdkStrictKey, "FNGATE_EXTENDED_KEY="+sdkExtendedKey,
+	env = append(env,
+		"FNGATE_URL="+url, "FNGATE_BASE_URL="+url+"/v1", "FNGATE_STRICT_KEY="+sdkStrictKey, "FNGATE_EXTENDED_KEY="+sdkExtendedKey,
 		"FNGATE_BACKENDS="+string(list),
 		"LANGCHAIN_TRACING_V2=false", "LANGSMITH_TRACING=false", "NO_COLOR=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	t.Log(out.String())
-	if err != nil {
-		t.Fatalf("node --test: %v", err)
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".test.mjs"), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "--test-concurrency=1", file)
+			cmd.Env = env
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			t.Log(out.String())
+			if err != nil {
+				t.Fatalf("node --test %s: %v", file, err)
+			}
+		})
 	}
 }
 
@@ -121,7 +139,7 @@ func requireNodeSDKs(t *testing.T) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err == nil {
-		for _, pkg := range []string{"openai", "ai", "@ai-sdk/openai", "langchain", "@langchain/openai", "@llamaindex/openai", "zod"} {
+		for _, pkg := range []string{"openai", "ai", "@ai-sdk/openai", "@anthropic-ai/sdk", "langchain", "@langchain/openai", "@llamaindex/openai", "zod"} {
 			if _, e := os.Stat(filepath.Join("node_modules", filepath.FromSlash(pkg), "package.json")); e != nil {
 				err = e
 				break

@@ -1,11 +1,13 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/internal/loopback"
@@ -389,11 +391,91 @@ models:
 
 func waitFor(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
+	gatewaytest.WaitFor(t, cond, msg)
+}
+
+// doorRequest is a one-message request of model on one front door, whole or streamed: the
+// path, the body and the door's required headers.
+type doorRequest struct {
+	door, path string
+	body       func(model string, stream bool) string
+	header     []string
+}
+
+var doors = []doorRequest{
+	{"chat", "/v1/chat/completions", func(m string, s bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":"where am I"}]}`, m, s)
+	}, nil},
+	{"messages", "/v1/messages", func(m string, s bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%t,"max_tokens":50,"messages":[{"role":"user","content":"where am I"}]}`, m, s)
+	}, []string{"Anthropic-Version", "2023-06-01"}},
+	{"responses", "/v1/responses", func(m string, s bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%t,"input":"where am I"}`, m, s)
+	}, nil},
+}
+
+// A key pinned to a residency is served only by routes with that label, and failover keeps
+// the first candidate's residency, on every door, whole and streamed: an unpinned key's eu
+// route fails and the next eu route serves (the us one between is not asked); a us key goes
+// straight to the us route; an eu key fails over within eu; a model with no route of the
+// key's residency is a 403 residency_not_available in the door's error shape.
+func TestResidencyOnEveryDoor(t *testing.T) {
+	g := newGateway(t, `
+keys:
+  - {name: anywhere, value: gw-key-residency-any-01}
+  - {name: eu-app, value: gw-key-residency-eu-02, residency: eu}
+  - {name: us-app, value: gw-key-residency-us-03, residency: us}
+connections:
+  mock: {kind: mock}
+models:
+  m:
+    routing: {max_attempts: 3}
+    routes:
+      - {connection: mock, model: "error:503", residency: eu}
+      - {connection: mock, model: lorem, residency: us}
+      - {connection: mock, model: echo, residency: eu}
+  us-only: {routes: [{connection: mock, model: echo, residency: us}]}
+`)
+	keys := []struct {
+		key, route, attempts string
+	}{
+		{"gw-key-residency-any-01", "mock/echo", "2"},
+		{"gw-key-residency-eu-02", "mock/echo", "2"},
+		{"gw-key-residency-us-03", "mock/lorem", "1"},
+	}
+	for _, d := range doors {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stream=%t", d.door, stream), func(t *testing.T) {
+				for _, k := range keys {
+					r := g.Do(t, "POST", d.path, d.body("m", stream), append([]string{"Authorization", "Bearer " + k.key}, d.header...)...)
+					if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != k.route || r.Header.Get(gateway.HeaderAttempts) != k.attempts {
+						t.Errorf("key %s: %d served by %q after %s attempts, want %s after %s: %.300s", k.key, r.Status,
+							r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), k.route, k.attempts, r.Body)
+					}
+				}
+				r := g.Do(t, "POST", d.path, d.body("us-only", stream), append([]string{"Authorization", "Bearer gw-key-residency-eu-02"}, d.header...)...)
+				if r.Status != 403 {
+					t.Fatalf("eu key on a us-only model: %d %s", r.Status, r.Body)
+				}
+				if d.door == "messages" {
+					var e struct {
+						Type  string `json:"type"`
+						Error struct{ Type, Message string }
+					}
+					if json.Unmarshal(r.Body, &e) != nil || e.Type != "error" || e.Error.Type != "permission_error" || !strings.Contains(e.Error.Message, "residency eu") {
+						t.Errorf("eu key on a us-only model: %s", r.Body)
+					}
+				} else if e := r.ErrorObject(t); e["code"] != "residency_not_available" {
+					t.Errorf("eu key on a us-only model: %s", r.Body)
+				}
+			})
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	// The log of every attempt has the route's residency; the us route was never asked but by
+	// the us key.
+	for _, a := range g.logs.Lines(t, gateway.MsgAttempt) {
+		if a["route"] == "mock/lorem" && a["residency"] != "us" || a["route"] == "mock/echo" && a["residency"] != "eu" {
+			t.Errorf("attempt %v", a)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/responsestore"
 )
 
@@ -405,5 +407,85 @@ func TestResponsesPricedModelsTakeTheCeilingAsTheMaximum(t *testing.T) {
 	r := g.Chat(t, `{"model":"mock-priced","messages":[{"role":"user","content":"go"}]}`, "Authorization", "Bearer "+responsesKey)
 	if e := r.ErrorObject(t); r.Status != 400 || e["param"] != "max_completion_tokens" {
 		t.Errorf("the chat door keeps its rule: %d %s", r.Status, r.Body)
+	}
+}
+
+// Usage carries output_tokens_details.reasoning_tokens exactly when the backend reported a
+// reasoning count (a reported 0 included), whole and streamed, on a translated route (Chat
+// Completions' completion_tokens_details) and through the openai kind's pass-through (the
+// Responses usage as OpenAI sent it); a backend that reports none gets no details object.
+func TestResponsesUsageReportsReasoningTokensAsTheBackendDid(t *testing.T) {
+	tests := []struct {
+		name     string
+		kind     string // the connection's kind: openai passes the request through
+		upstream string // the upstream's usage object, in its API's shape
+		want     string // usage in the gateway's response
+	}{
+		{"translated, reasoning reported", "openai-compatible",
+			`{"prompt_tokens":10,"completion_tokens":25,"total_tokens":35,"completion_tokens_details":{"reasoning_tokens":20}}`,
+			`{"input_tokens":10,"output_tokens":25,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":35}`},
+		{"translated, zero reasoning reported", "openai-compatible",
+			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"completion_tokens_details":{"reasoning_tokens":0}}`,
+			`{"input_tokens":10,"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":15}`},
+		{"translated, no reasoning reported", "openai-compatible",
+			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}`,
+			`{"input_tokens":10,"output_tokens":5,"total_tokens":15}`},
+		{"native, reasoning reported", "openai",
+			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":25,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":35}`,
+			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":25,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":35}`},
+		{"native, no reasoning reported", "openai",
+			`{"input_tokens":10,"output_tokens":5,"total_tokens":15}`,
+			`{"input_tokens":10,"output_tokens":5,"total_tokens":15}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			up := openaifake.New()
+			defer up.Close()
+			up.Default = openaifake.Reply{Text: "thought it through", RawUsage: json.RawMessage(tc.upstream)}
+			g := newGateway(t, fmt.Sprintf(`
+connections:
+  up: {kind: %s, api_key: sk-up-reasoning-0123456789, base_url: %s}
+models:
+  m: {routes: [{connection: up, model: o-fake}]}
+`, tc.kind, up.BaseURL()))
+			c := g.OpenAI()
+			params := responses.ResponseNewParams{Model: "m", Input: text("think")}
+			resp, err := c.Responses.New(context.Background(), params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkUsageJSON(t, "whole", resp.JSON.Usage.Raw(), tc.want)
+			s := gatewaytest.StreamResponse(t, c, params)
+			if s.Types[len(s.Types)-1] != "response.completed" || s.Text != "thought it through" {
+				t.Fatalf("stream %v %q", s.Types, s.Text)
+			}
+			checkUsageJSON(t, "streamed", s.Final.JSON.Usage.Raw(), tc.want)
+			if n := len(up.Requests()); n != 2 {
+				t.Errorf("%d upstream requests, want 2", n)
+			}
+		})
+	}
+	// The mock reports no reasoning count either.
+	g := newGateway(t, responsesConfig)
+	c := responsesClient(g)
+	params := responses.ResponseNewParams{Model: "mock-echo", Input: text("two words")}
+	resp, err := c.Responses.New(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUsageJSON(t, "mock whole", resp.JSON.Usage.Raw(), `{"input_tokens":2,"output_tokens":2,"total_tokens":4}`)
+	checkUsageJSON(t, "mock streamed", gatewaytest.StreamResponse(t, c, params).Final.JSON.Usage.Raw(), `{"input_tokens":2,"output_tokens":2,"total_tokens":4}`)
+}
+
+// checkUsageJSON compares two usage objects as JSON values: the fields present and their counts.
+func checkUsageJSON(t *testing.T, what, got, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("%s usage %q: %v", what, got, err)
+	}
+	_ = json.Unmarshal([]byte(want), &w)
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s usage\n%s\nwant\n%s", what, got, want)
 	}
 }

@@ -104,6 +104,12 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 		rc.upstream += time.Since(tn)
 		idle.Stop()
 		if err == io.EOF {
+			// An upstream that ends without a stop (OpenRouter's Novita at a tool call) still
+			// gets out the calls held for their names.
+			if rest := calls.release(nil); len(rest) > 0 {
+				dl = llm.Delta{ToolCalls: rest}
+				werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
+			}
 			break
 		}
 		if err != nil {

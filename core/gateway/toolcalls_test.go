@@ -51,55 +51,63 @@ func answer(toolCalls string) string {
 
 type wantCall struct{ id, name, args string } // id "" means "made up by the gateway"
 
+// toolCallQuirk is an upstream's answer with tool calls in a shape a real upstream sent, and
+// the calls a client must see.
+type toolCallQuirk struct {
+	name   string
+	stream bool
+	body   string
+	want   []wantCall
+}
+
+// toolCallQuirks are the shapes of tool calls real upstreams send (each quirk recorded from
+// a live API), streamed and whole, that every door must turn into well-formed calls.
+var toolCallQuirks = []toolCallQuirk{
+	{"the only call at index 1", true, chunks( // an OpenAI-compatible server in front of Claude
+		`[{"index":1,"id":"toolu_a","type":"function","function":{"name":"read_file","arguments":""}}]`,
+		`[{"index":1,"function":{"arguments":"{\"pa"}}]`,
+		`[{"index":1,"function":{"arguments":"th\": \"a.txt\"}"}}]`),
+		[]wantCall{{"toolu_a", "read_file", `{"path": "a.txt"}`}}},
+	{"id, type and name repeated in every fragment", true, chunks( // OpenRouter's Novita
+		`[{"index":0,"id":"0","type":"function","function":{"name":"llm_version","arguments":""}}]`,
+		`[{"index":0,"id":"0","type":"function","function":{"name":"llm_version","arguments":"{}"}}]`),
+		[]wantCall{{"0", "llm_version", `{}`}}},
+	{"an empty id in the first fragment", true, chunks(
+		`[{"index":0,"id":"","type":"function","function":{"name":"get_current_time","arguments":"{}"}}]`),
+		[]wantCall{{"", "get_current_time", `{}`}}},
+	{"no id at all, no index (Mistral's shape)", true, chunks(
+		`[{"function":{"name":"weather","arguments":"{\"location\": \"Paris\"}"}}]`),
+		[]wantCall{{"", "weather", `{"location": "Paris"}`}}},
+	{"sparse indexes, interleaved", true, chunks(
+		`[{"index":3,"id":"c3","type":"function","function":{"name":"a","arguments":"{\"x\":"}}]`,
+		`[{"index":7,"id":"c7","type":"function","function":{"name":"b","arguments":"{\"y\":"}}]`,
+		`[{"index":3,"function":{"arguments":"1}"}},{"index":7,"function":{"arguments":"2}"}}]`),
+		[]wantCall{{"c3", "a", `{"x":1}`}, {"c7", "b", `{"y":2}`}}},
+	{"two calls with one id", true, chunks(
+		`[{"index":0,"id":"dup","type":"function","function":{"name":"a","arguments":"{}"}}]`,
+		`[{"index":1,"id":"dup","type":"function","function":{"name":"b","arguments":"{}"}}]`),
+		[]wantCall{{"dup", "a", `{}`}, {"", "b", `{}`}}},
+	{"the name after the id", true, chunks(
+		`[{"index":0,"id":"c1","type":"function","function":{"arguments":""}}]`,
+		`[{"index":0,"function":{"name":"late","arguments":"{}"}}]`),
+		[]wantCall{{"c1", "late", `{}`}}},
+	{"an empty id in a whole answer", false, answer( // Google's OpenAI-compatible endpoint
+		`[{"function":{"arguments":"{}","name":"get_current_time"},"id":"","type":"function"}]`),
+		[]wantCall{{"", "get_current_time", `{}`}}},
+	{"no id key in a whole answer", false, answer(
+		`[{"function":{"arguments":"{}","name":"get_current_time"},"type":"function"}]`),
+		[]wantCall{{"", "get_current_time", `{}`}}},
+	{"two calls with one id in a whole answer", false, answer(
+		`[{"id":"dup","type":"function","function":{"name":"a","arguments":"{}"}},{"id":"dup","type":"function","function":{"name":"b","arguments":"{}"}}]`),
+		[]wantCall{{"dup", "a", `{}`}, {"", "b", `{}`}}},
+}
+
 // TestToolCallsReachClientsWellFormed replays tool calls in the shapes real upstreams send
 // (each quirk recorded from a live API) and checks what the official SDK assembles: every
 // call has a unique id, its name once and its arguments whole, the calls are numbered
 // densely from 0, and the conversation sent back with their results is accepted.
 func TestToolCallsReachClientsWellFormed(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		stream bool
-		body   string
-		want   []wantCall
-	}{
-		{"the only call at index 1", true, chunks( // an OpenAI-compatible server in front of Claude
-			`[{"index":1,"id":"toolu_a","type":"function","function":{"name":"read_file","arguments":""}}]`,
-			`[{"index":1,"function":{"arguments":"{\"pa"}}]`,
-			`[{"index":1,"function":{"arguments":"th\": \"a.txt\"}"}}]`),
-			[]wantCall{{"toolu_a", "read_file", `{"path": "a.txt"}`}}},
-		{"id, type and name repeated in every fragment", true, chunks( // OpenRouter's Novita
-			`[{"index":0,"id":"0","type":"function","function":{"name":"llm_version","arguments":""}}]`,
-			`[{"index":0,"id":"0","type":"function","function":{"name":"llm_version","arguments":"{}"}}]`),
-			[]wantCall{{"0", "llm_version", `{}`}}},
-		{"an empty id in the first fragment", true, chunks(
-			`[{"index":0,"id":"","type":"function","function":{"name":"get_current_time","arguments":"{}"}}]`),
-			[]wantCall{{"", "get_current_time", `{}`}}},
-		{"no id at all, no index (Mistral's shape)", true, chunks(
-			`[{"function":{"name":"weather","arguments":"{\"location\": \"Paris\"}"}}]`),
-			[]wantCall{{"", "weather", `{"location": "Paris"}`}}},
-		{"sparse indexes, interleaved", true, chunks(
-			`[{"index":3,"id":"c3","type":"function","function":{"name":"a","arguments":"{\"x\":"}}]`,
-			`[{"index":7,"id":"c7","type":"function","function":{"name":"b","arguments":"{\"y\":"}}]`,
-			`[{"index":3,"function":{"arguments":"1}"}},{"index":7,"function":{"arguments":"2}"}}]`),
-			[]wantCall{{"c3", "a", `{"x":1}`}, {"c7", "b", `{"y":2}`}}},
-		{"two calls with one id", true, chunks(
-			`[{"index":0,"id":"dup","type":"function","function":{"name":"a","arguments":"{}"}}]`,
-			`[{"index":1,"id":"dup","type":"function","function":{"name":"b","arguments":"{}"}}]`),
-			[]wantCall{{"dup", "a", `{}`}, {"", "b", `{}`}}},
-		{"the name after the id", true, chunks(
-			`[{"index":0,"id":"c1","type":"function","function":{"arguments":""}}]`,
-			`[{"index":0,"function":{"name":"late","arguments":"{}"}}]`),
-			[]wantCall{{"c1", "late", `{}`}}},
-		{"an empty id in a whole answer", false, answer( // Google's OpenAI-compatible endpoint
-			`[{"function":{"arguments":"{}","name":"get_current_time"},"id":"","type":"function"}]`),
-			[]wantCall{{"", "get_current_time", `{}`}}},
-		{"no id key in a whole answer", false, answer(
-			`[{"function":{"arguments":"{}","name":"get_current_time"},"type":"function"}]`),
-			[]wantCall{{"", "get_current_time", `{}`}}},
-		{"two calls with one id in a whole answer", false, answer(
-			`[{"id":"dup","type":"function","function":{"name":"a","arguments":"{}"}},{"id":"dup","type":"function","function":{"name":"b","arguments":"{}"}}]`),
-			[]wantCall{{"dup", "a", `{}`}, {"", "b", `{}`}}},
-	} {
+	for _, tc := range toolCallQuirks {
 		t.Run(tc.name, func(t *testing.T) {
 			up := rawUpstream(t, tc.body)
 			g := newGateway(t, fmt.Sprintf("connections:\n  up: {kind: openai-compatible, base_url: %q}\nmodels:\n  m: {routes: [{connection: up, model: up}]}\n", up.URL))
@@ -117,25 +125,14 @@ func TestToolCallsReachClientsWellFormed(t *testing.T) {
 				}
 				msg = c.Choices[0].Message
 			}
-			if len(msg.ToolCalls) != len(tc.want) {
-				t.Fatalf("%d tool calls, want %d: %+v", len(msg.ToolCalls), len(tc.want), msg.ToolCalls)
-			}
-			seen := map[string]bool{}
-			for i, w := range tc.want {
-				got := msg.ToolCalls[i]
-				if got.Function.Name != w.name || !openaifake.JSONEqual(got.Function.Arguments, w.args) || got.Type != "function" {
-					t.Errorf("call %d: %s(%s) type %q, want %s(%s)", i, got.Function.Name, got.Function.Arguments, got.Type, w.name, w.args)
+			var got []wantCall
+			for _, c := range msg.ToolCalls {
+				if c.Type != "function" {
+					t.Errorf("call %s has type %q", c.ID, c.Type)
 				}
-				switch {
-				case w.id != "" && got.ID != w.id:
-					t.Errorf("call %d: id %q, want the upstream's %q", i, got.ID, w.id)
-				case w.id == "" && !strings.HasPrefix(got.ID, "call_"):
-					t.Errorf("call %d: id %q, want one made up by the gateway", i, got.ID)
-				case seen[got.ID]:
-					t.Errorf("call %d: id %q is not unique", i, got.ID)
-				}
-				seen[got.ID] = true
+				got = append(got, wantCall{c.ID, c.Function.Name, c.Function.Arguments})
 			}
+			checkCalls(t, got, tc.want)
 			// The client sends the conversation back, as any tool loop does.
 			params.Messages = append(params.Messages, msg.ToParam())
 			for _, c := range msg.ToolCalls {
@@ -154,6 +151,32 @@ func TestToolCallsReachClientsWellFormed(t *testing.T) {
 				t.Errorf("the gateway refused the conversation with its own answer: %v", err)
 			}
 		})
+	}
+}
+
+// checkCalls compares the calls a client assembled with the calls it must see: each with
+// the upstream's id, or one the gateway made up ("call_...") where the upstream gave none or
+// a duplicate; ids unique; names and arguments whole.
+func checkCalls(t *testing.T, got, want []wantCall) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d tool calls, want %d: %+v", len(got), len(want), got)
+	}
+	seen := map[string]bool{}
+	for i, w := range want {
+		g := got[i]
+		if g.name != w.name || !openaifake.JSONEqual(g.args, w.args) {
+			t.Errorf("call %d: %s(%s), want %s(%s)", i, g.name, g.args, w.name, w.args)
+		}
+		switch {
+		case w.id != "" && g.id != w.id:
+			t.Errorf("call %d: id %q, want the upstream's %q", i, g.id, w.id)
+		case w.id == "" && !strings.HasPrefix(g.id, "call_"):
+			t.Errorf("call %d: id %q, want one made up by the gateway", i, g.id)
+		case seen[g.id]:
+			t.Errorf("call %d: id %q is not unique", i, g.id)
+		}
+		seen[g.id] = true
 	}
 }
 

@@ -1,7 +1,7 @@
 // Command local serves the gateway on net/http: the developer and CI server behind `make run`.
 //
 //	go run ./functions/local [-config PATH] [-addr HOST:PORT] [-route-state PATH|off]
-//	                         [-shutdown-grace 30s] [-debug-addr HOST:PORT]
+//	                         [-shutdown-grace 30s] [-debug-addr HOST:PORT] [-read-header-timeout 10s]
 //
 // FNGATE_CONFIG, FNGATE_ADDR and FNGATE_ROUTE_STATE stand in for the flags. Without a config
 // the embedded default serves the mock models and whatever providers the environment has
@@ -48,6 +48,7 @@ func run() error {
 	configPath := flag.String("config", os.Getenv("FNGATE_CONFIG"), "config file (default: the embedded default; env FNGATE_CONFIG)")
 	addr := flag.String("addr", envOr("FNGATE_ADDR", "127.0.0.1:8080"), "listen address (env FNGATE_ADDR)")
 	shutdownGrace := flag.Duration("shutdown-grace", 30*time.Second, "how long in-flight streams may finish after SIGTERM")
+	readHeader := flag.Duration("read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers before its connection is closed")
 	debugAddr := flag.String("debug-addr", "", "serve pprof and runtime figures (/debug/fngate) on this address; never expose it")
 	routeState := flag.String("route-state", envOr("FNGATE_ROUTE_STATE", routestate.DefaultFile), "route state file written by fngate-remediate (\"off\": none)")
 	flag.Parse()
@@ -115,10 +116,12 @@ func run() error {
 	}
 	// No ReadTimeout or WriteTimeout: the gateway bounds the body read itself
 	// (limits.body_read_timeout) and each stream's writes by its attempt's total, which a
-	// server-wide WriteTimeout would cut short. The headers are this server's to bound.
+	// server-wide WriteTimeout would cut short. The headers are this server's to bound: a
+	// client that trickles them never reaches the handler, so it holds no in-flight slot, but
+	// it would hold its connection and goroutine for as long as it kept trickling.
 	srv := &http.Server{
 		Handler:           gw,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: *readHeader,
 		IdleTimeout:       2 * time.Minute,
 	}
 	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),

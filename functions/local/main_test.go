@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -267,6 +268,80 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 		get.Body.Close()
 		if want := map[bool]int{true: 200, false: 404}[tc.stored]; get.StatusCode != want {
 			t.Errorf("%q: GET %d, want %d", tc.section, get.StatusCode, want)
+		}
+	}
+}
+
+// TestSlowHeadersAreCut: clients that trickle a request's headers (one byte every 50 ms,
+// a slowloris) have their connections closed by the server once -read-header-timeout has
+// passed, long before they could finish; while they trickle, they hold none of the
+// max_in_flight slots, so an ordinary request is served.
+func TestSlowHeadersAreCut(t *testing.T) {
+	_, addr := startServer(t, `
+limits: {max_in_flight: 1}
+connections: {mock: {kind: mock}}
+models: {m: {routes: [{connection: mock, model: echo}]}}
+`, "-route-state", "off", "-read-header-timeout", "300ms")
+
+	// Each trickle would take 200 × 50 ms = 10 s to finish its headers: far beyond the
+	// timeout, so a server that bounds the header read closes it well before.
+	const slowClients, trickle = 3, 200
+	type outcome struct {
+		sent int    // header bytes written before the connection closed
+		got  string // what the server answered, if anything
+	}
+	results := make(chan outcome, slowClients)
+	for range slowClients {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: fngate\r\nX-Slow: "); err != nil {
+			t.Fatal(err)
+		}
+		closed := make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(c) // returns when the server closes the connection
+			closed <- string(b)
+		}()
+		go func() {
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for i := range trickle {
+				select {
+				case got := <-closed:
+					results <- outcome{i, got}
+					return
+				case <-tick.C:
+				}
+				if _, err := c.Write([]byte{'a'}); err != nil {
+					results <- outcome{i, <-closed}
+					return
+				}
+			}
+			// Headers done: a server without a header timeout reads and answers this request,
+			// then closes the connection as asked.
+			_, _ = io.WriteString(c, "\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+			results <- outcome{trickle, <-closed}
+		}()
+	}
+
+	resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"not starved"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("an ordinary request beside the trickling clients: %d, want 200", resp.StatusCode)
+	}
+	for range slowClients {
+		r := <-results
+		if r.sent == trickle {
+			t.Errorf("a client that took %d × 50 ms over its headers was read to the end; the server answered %.80q", trickle, r.got)
+		} else if r.got != "" && !strings.HasPrefix(r.got, "HTTP/1.1 408") {
+			t.Errorf("a cut client got %.80q", r.got)
 		}
 	}
 }

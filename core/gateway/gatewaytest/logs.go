@@ -133,3 +133,17 @@ func withMsg(lines []map[string]any, msg string) []map[string]any {
 	}
 	return out
 }
+
+// WaitFor waits until cond holds, failing the test with msg when it still does not after a
+// few seconds: what the gateway does after the client has its answer (cancelling an
+// abandoned upstream call, say) lands a moment later.
+func WaitFor(t testing.TB, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

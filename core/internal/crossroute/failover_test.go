@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
@@ -168,6 +170,84 @@ func TestMessagesNoFailoverAfterOutput(t *testing.T) {
 		"Anthropic-Version", "2023-06-01")
 	body := string(r.Body)
 	if r.Status != 200 || !strings.Contains(body, "event: error") || strings.Contains(body, "message_stop") || r.Header.Get(gateway.HeaderAttempts) != "1" {
+		t.Errorf("%d %v\n%s", r.Status, r.Header, body)
+	}
+	if len(b.bedrock.Requests()) != 0 || b.vertex.Last() != nil {
+		t.Error("a backend was asked after output began")
+	}
+}
+
+// TestResponsesFailOverAcrossBackendsBeforeOutput: the same three backends behind the
+// Responses door, driven by openai-go: Anthropic overloaded (529), Bedrock throttled, Vertex
+// AI answers, whole and streamed, and the client sees only its answer, with its usage in the
+// Responses shape (input_tokens the whole prompt, cached_tokens its cache reads). Each
+// attempt is logged with its outcome and the door's endpoint, and the one that served is
+// charged as on the Messages door.
+func TestResponsesFailOverAcrossBackendsBeforeOutput(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "whole", true: "stream"}[stream], func(t *testing.T) {
+			b := start(t)
+			b.anthropic.Enqueue(anthropicfake.Overloaded())
+			b.bedrock.Script(bedrockModel, bedrockfake.Answer{Error: &bedrockfake.Exception{Type: "ThrottlingException", Message: "Too many requests"}})
+			b.vertex.Enqueue(vertexfake.Reply{Claude: answer})
+			c := b.srv.OpenAI()
+			params := responses.ResponseNewParams{Model: "gw/claude", MaxOutputTokens: oai.Int(100),
+				Input: responses.ResponseNewParamsInputUnion{OfString: oai.String("Which backend?")}}
+			var resp responses.Response
+			if stream {
+				s := gatewaytest.StreamResponse(t, c, params)
+				if last := s.Types[len(s.Types)-1]; last != "response.completed" || s.Text != "served by Vertex AI" {
+					t.Errorf("stream %v %q", s.Types, s.Text)
+				}
+				resp = s.Final
+			} else {
+				r, err := c.Responses.New(context.Background(), params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp = *r
+			}
+			if resp.OutputText() != "served by Vertex AI" || resp.Model != "gw/claude" || resp.Status != responses.ResponseStatusCompleted {
+				t.Errorf("answer %s", resp.RawJSON())
+			}
+			if u := resp.Usage; u.InputTokens != 1300 || u.InputTokensDetails.CachedTokens != 1000 || u.OutputTokens != 50 || u.TotalTokens != 1350 {
+				t.Errorf("usage %s", resp.JSON.Usage.Raw())
+			}
+			got := b.attempts()
+			want := []struct{ route, outcome, class string }{
+				{"claude/claude-sonnet-4-5", gateway.OutcomeFailover, "overloaded"},
+				{"aws/" + bedrockModel, gateway.OutcomeFailover, "rate_limited"},
+				{"gcp/claude-sonnet-4-5@20250929", gateway.OutcomeOK, ""},
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d attempts logged, want 3:\n%s", len(got), b.logs.String())
+			}
+			for i, w := range want {
+				class, _ := got[i]["error_class"].(string)
+				if got[i]["route"] != w.route || got[i]["outcome"] != w.outcome || class != w.class || got[i]["endpoint"] != "responses" {
+					t.Errorf("attempt %d: %v, want %+v", i+1, got[i], w)
+				}
+			}
+			wantCost := (100*3.0 + 1000*0.3 + 200*3.75 + 50*15.0) / 1e6
+			if c, _ := got[2]["cost_usd"].(float64); c < wantCost*0.999 || c > wantCost*1.001 {
+				t.Errorf("cost %v, want %v", got[2]["cost_usd"], wantCost)
+			}
+		})
+	}
+}
+
+// TestResponsesNoFailoverAfterOutput: once Anthropic's answer began on the Responses door,
+// its failure ends the stream with error and response.failed (no response.completed), and
+// no other backend is asked.
+func TestResponsesNoFailoverAfterOutput(t *testing.T) {
+	b := start(t)
+	events := anthropicfake.Truncate(answer.Events("claude-sonnet-4-5"), 1)
+	b.anthropic.Enqueue(anthropicfake.Reply{Events: append(events, anthropicfake.Event{Name: "error",
+		Data: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`})})
+	r := b.srv.Do(t, http.MethodPost, "/v1/responses", `{"model":"gw/claude","max_output_tokens":100,"stream":true,"input":"hi"}`)
+	body := string(r.Body)
+	if r.Status != 200 || !strings.Contains(body, "event: error") || !strings.Contains(body, "event: response.failed") ||
+		strings.Contains(body, "response.completed") || r.Header.Get(gateway.HeaderAttempts) != "1" {
 		t.Errorf("%d %v\n%s", r.Status, r.Header, body)
 	}
 	if len(b.bedrock.Requests()) != 0 || b.vertex.Last() != nil {

@@ -54,6 +54,11 @@ models:
     timeouts: {idle: 80ms}
     routes:
       - {connection: claude, model: claude-sonnet-4-5}
+  gw/claude-stalls:
+    timeouts: {first_byte: 300ms, total: 30s}
+    routes:
+      - {connection: claude, model: claude-sonnet-4-5}
+      - {connection: backup, model: echo}
 `
 
 type harness struct {
@@ -484,5 +489,36 @@ func TestCompletionsEndpointNotSupported(t *testing.T) {
 	}
 	if requests != 1 || len(h.fake.Requests()) != 0 {
 		t.Errorf("%d gateway requests (the SDK retried?), %d reached Anthropic", requests, len(h.fake.Requests()))
+	}
+}
+
+// TestNonStreamFirstByteFailsOver: an Anthropic route that sends no response headers within
+// first_byte is given up then, not after total, on every door's non-stream request: the next
+// route answers, the attempt is logged as a first-byte timeout, and the stalled call is
+// cancelled.
+func TestNonStreamFirstByteFailsOver(t *testing.T) {
+	for _, tc := range []struct {
+		door, path, body string
+		header           []string
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"gw/claude-stalls","messages":[{"role":"user","content":"hi"}]}`, nil},
+		{"messages", "/v1/messages", `{"model":"gw/claude-stalls","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, []string{"Anthropic-Version", "2023-06-01"}},
+		{"responses", "/v1/responses", `{"model":"gw/claude-stalls","input":"hi"}`, nil},
+	} {
+		t.Run(tc.door, func(t *testing.T) {
+			h := newHarness(t)
+			h.fake.Enqueue(anthropicfake.Reply{Answer: &anthropicfake.Answer{Blocks: []anthropicfake.Block{anthropicfake.Text("too late")}}, StallBeforeHeaders: time.Minute})
+			r := h.srv.Do(t, http.MethodPost, tc.path, tc.body, tc.header...)
+			if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != "backup/echo" || r.Header.Get(gateway.HeaderAttempts) != "2" {
+				t.Fatalf("%d via %q after %s attempts: %s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), r.Body)
+			}
+			a := h.logs.Attempts(t, 1)
+			if len(a) != 2 {
+				t.Fatalf("%d attempt lines, want 2", len(a))
+			}
+			gatewaytest.CheckAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "failover", "error_class": "timeout",
+				"error_message": providers.ErrFirstByteTimeout.Message, "route": "claude/claude-sonnet-4-5", "endpoint": tc.door})
+			gatewaytest.WaitFor(t, func() bool { return h.fake.Canceled() == 1 }, "the stalled Anthropic call was not cancelled")
+		})
 	}
 }

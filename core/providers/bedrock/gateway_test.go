@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -31,7 +32,8 @@ type harness struct {
 
 // newHarness serves the real gateway over the fake Bedrock runtime, with static credentials
 // from the environment (as the default chain finds them) and a mock backup route. nova is a
-// Converse model; claude and claude-backup are Claude models, on InvokeModel.
+// Converse model; claude and claude-backup are Claude models, on InvokeModel; claude-stalls
+// and nova-stalls give up on a route after a first_byte of 300ms.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	bedrock.IsolateAWS(t, "AKIDGATEWAY")
@@ -69,6 +71,16 @@ models:
     routes:
       - {connection: aws, model: throttled-model, residency: us}
       - {connection: backup, model: echo, residency: us}
+  claude-stalls:
+    timeouts: {first_byte: 300ms, total: 30s}
+    routes:
+      - {connection: aws, model: us.anthropic.claude-stall-v1:0}
+      - {connection: backup, model: echo}
+  nova-stalls:
+    timeouts: {first_byte: 300ms, total: 30s}
+    routes:
+      - {connection: aws, model: amazon.nova-stall-v1:0}
+      - {connection: backup, model: echo}
 `, f.URL), config.Options{})
 	reg := providers.Registry{}
 	bedrock.Register(reg, sdkconfig.Load)
@@ -387,4 +399,47 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// TestNonStreamFirstByteFailsOver: a Bedrock route that sends no response headers within
+// first_byte is given up then, not after total, on InvokeModel (Claude) and Converse alike
+// and on every door's non-stream request: the next route answers, the attempt is logged as
+// a first-byte timeout, and the stalled call is cancelled.
+func TestNonStreamFirstByteFailsOver(t *testing.T) {
+	doors := []struct {
+		door, path, body string
+		header           []string
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"MODEL","messages":[{"role":"user","content":"hi"}]}`, nil},
+		{"messages", "/v1/messages", `{"model":"MODEL","max_tokens":50,"messages":[{"role":"user","content":"hi"}]}`, []string{"Anthropic-Version", "2023-06-01"}},
+		{"responses", "/v1/responses", `{"model":"MODEL","input":"hi"}`, nil},
+	}
+	apis := []struct {
+		model, upstream, op string
+	}{
+		{"claude-stalls", "us.anthropic.claude-stall-v1:0", bedrockfake.OpInvoke},
+		{"nova-stalls", "amazon.nova-stall-v1:0", bedrockfake.OpConverse},
+	}
+	for _, api := range apis {
+		for _, d := range doors {
+			t.Run(api.op+" "+d.door, func(t *testing.T) {
+				h := newHarness(t)
+				h.fake.Script(api.upstream, bedrockfake.Answer{Blocks: []bedrockfake.Block{{Text: "too late"}}, StallBeforeHeaders: time.Minute})
+				r := h.srv.Do(t, http.MethodPost, d.path, strings.Replace(d.body, "MODEL", api.model, 1), d.header...)
+				if r.Status != 200 || r.Header.Get(gateway.HeaderRoute) != "backup/echo" || r.Header.Get(gateway.HeaderAttempts) != "2" {
+					t.Fatalf("%d via %q after %s attempts: %s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Header.Get(gateway.HeaderAttempts), r.Body)
+				}
+				if reqs := h.fake.Requests(); len(reqs) != 1 || reqs[0].Op != api.op {
+					t.Errorf("Bedrock was asked %+v, want one %s", reqs, api.op)
+				}
+				a := h.logs.Attempts(t, 1)
+				if len(a) != 2 {
+					t.Fatalf("%d attempt lines, want 2", len(a))
+				}
+				gatewaytest.CheckAttempt(t, a[0], map[string]any{"msg": "provider_error", "outcome": "failover", "error_class": "timeout",
+					"error_message": providers.ErrFirstByteTimeout.Message, "route": "aws/" + api.upstream, "endpoint": d.door})
+				gatewaytest.WaitFor(t, func() bool { return h.fake.Canceled() == 1 }, "the stalled Bedrock call was not cancelled")
+			})
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,9 @@ type Reply struct {
 	// Cut ends the connection abruptly after the events, as a network failure would: the
 	// client reads an unexpected EOF.
 	Cut bool
+	// StallBeforeHeaders waits this long before answering at all (an API that accepted the
+	// connection and went quiet); a client that gives up first is counted in Canceled.
+	StallBeforeHeaders time.Duration
 }
 
 // Request is one request the fake received.
@@ -74,7 +78,11 @@ type Server struct {
 	replies  []Reply
 	fallback *Reply
 	requests []*Request
+	canceled atomic.Int64
 }
+
+// Canceled counts requests whose client went away while a reply stalled before its headers.
+func (s *Server) Canceled() int { return int(s.canceled.Load()) }
 
 // New starts a fake. Close it when done.
 func New() *Server {
@@ -167,6 +175,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if reply == nil {
 		writeError(w, &APIError{Status: http.StatusInternalServerError, Type: "api_error", Message: "anthropicfake: no reply scripted for this request"})
 		return
+	}
+	if reply.StallBeforeHeaders > 0 {
+		t := time.NewTimer(reply.StallBeforeHeaders)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			s.canceled.Add(1)
+			return
+		case <-t.C:
+		}
 	}
 	for k, vs := range reply.Header {
 		w.Header()[k] = vs

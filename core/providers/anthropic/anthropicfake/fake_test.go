@@ -55,6 +55,7 @@ func TestValidation(t *testing.T) {
 		{"bearer instead of x-api-key", http.Header{"Authorization": {"Bearer " + APIKey}, "Anthropic-Version": {"2023-06-01"}}, goodBody, 401, "authentication_error", "x-api-key"},
 		{"no version", http.Header{"X-Api-Key": {APIKey}}, goodBody, 400, "invalid_request_error", "anthropic-version: header is required"},
 		{"unknown version", http.Header{"X-Api-Key": {APIKey}, "Anthropic-Version": {"2099-01-01"}}, goodBody, 400, "invalid_request_error", "anthropic-version"},
+		{"ok: the TypeScript SDK 1.x's version", http.Header{"X-Api-Key": {APIKey}, "Anthropic-Version": {"2026-10-21"}}, goodBody, 200, "", ""},
 		{"no max_tokens", nil, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "max_tokens: Field required"},
 		{"no model", nil, `{"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "model: Field required"},
 		// The API takes system instructions inside messages too (Claude Code sends them so),

@@ -36,8 +36,11 @@ func invalid(format string, args ...any) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: fmt.Sprintf(format, args...)}
 }
 
-// Versions are the anthropic-version header values the fake accepts.
-var Versions = []string{"2023-06-01", "2023-01-01"}
+// Versions are the anthropic-version header values the fake accepts: the API's dated
+// versions, 2026-10-21 included, which the TypeScript SDK sends from 1.0.0 on (its
+// CHANGELOG: "add support for new API version 2026-10-21") and the Messages door passes on.
+// The fake holds every version to 2023-06-01's rules, which are stricter.
+var Versions = []string{"2023-06-01", "2023-01-01", "2026-10-21"}
 
 // VertexVersion is the anthropic_version Claude on Vertex AI requires in the body.
 const VertexVersion = "vertex-2023-10-16"

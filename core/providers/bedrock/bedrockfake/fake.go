@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -52,6 +53,9 @@ type Answer struct {
 
 	// Error fails the call with an HTTP error before any output.
 	Error *Exception `json:"error,omitempty"`
+	// StallBeforeHeaders waits this long before answering at all (a runtime that accepted
+	// the connection and went quiet); a client that gives up first is counted in Canceled.
+	StallBeforeHeaders time.Duration `json:"stall_before_headers,omitempty"`
 
 	// The rest shapes ConverseStream only.
 
@@ -173,11 +177,15 @@ type Server struct {
 	// ValidationException Bedrock answers an unknown flag with.
 	Betas []string
 
-	mu      sync.Mutex
-	scripts map[string][]Answer
-	served  map[string]int
-	reqs    []Request
+	mu       sync.Mutex
+	scripts  map[string][]Answer
+	served   map[string]int
+	reqs     []Request
+	canceled atomic.Int64
 }
+
+// Canceled counts requests whose client went away while an answer stalled before its headers.
+func (s *Server) Canceled() int { return int(s.canceled.Load()) }
 
 // Start serves plain HTTP (SigV4); StartTLS serves HTTPS, which bearer tokens need. Use the
 // embedded server's Client (or URL) and Close.
@@ -263,6 +271,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 	if !ok {
 		writeException(w, &Exception{Type: "ResourceNotFoundException", Message: "Could not resolve the foundation model from the provided model identifier."})
 		return
+	}
+	if a.StallBeforeHeaders > 0 {
+		t := time.NewTimer(a.StallBeforeHeaders)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			s.canceled.Add(1)
+			return
+		case <-t.C:
+		}
 	}
 	if a.Error != nil {
 		writeException(w, a.Error)

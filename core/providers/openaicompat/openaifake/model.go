@@ -12,8 +12,13 @@ import (
 // can drive whole conversations through the fake: with a json_schema response_format, JSON
 // built from the schema (json_object: {"text": ...}); with tools on offer and no tool result
 // to answer yet, a call of the tool tool_choice names (else the first) with arguments built
-// from its schema; otherwise a text echoing the last user or tool message.
+// from its schema; otherwise a text echoing the last user or tool message. A Responses request
+// is read as the chat request it stands for (asChat), so the same conversation gets the same
+// answers on both APIs.
 func Model(r Request) Reply {
+	if r.Path == "/v1/responses" {
+		r.Body = asChat(r.Body)
+	}
 	msgs, _ := r.Body["messages"].([]any)
 	last, lastRole := "", ""
 	if n := len(msgs); n > 0 {
@@ -60,6 +65,54 @@ func chosen(tools []any, choice any) map[string]any {
 		}
 	}
 	return map[string]any{}
+}
+
+// asChat is the part of a Responses request Model reads, in Chat Completions' shape: input
+// as messages (a function_call_output is a tool message), function tools nested under
+// "function", a tool_choice naming a function, text.format as response_format.
+func asChat(body map[string]any) map[string]any {
+	out := map[string]any{}
+	var msgs []any
+	switch in := body["input"].(type) {
+	case string:
+		msgs = append(msgs, map[string]any{"role": "user", "content": in})
+	case []any:
+		for _, it := range in {
+			item, _ := it.(map[string]any)
+			switch item["type"] {
+			case "function_call_output":
+				msgs = append(msgs, map[string]any{"role": "tool", "content": item["output"]})
+			case "function_call":
+				msgs = append(msgs, map[string]any{"role": "assistant"})
+			case "message", nil:
+				msgs = append(msgs, map[string]any{"role": item["role"], "content": item["content"]})
+			}
+		}
+	}
+	out["messages"] = msgs
+	if tools, _ := body["tools"].([]any); len(tools) > 0 {
+		var fns []any
+		for _, t := range tools {
+			if tm, _ := t.(map[string]any); tm["type"] == "function" {
+				fns = append(fns, map[string]any{"type": "function", "function": tm})
+			}
+		}
+		out["tools"] = fns
+	}
+	switch c := body["tool_choice"].(type) {
+	case string:
+		out["tool_choice"] = c
+	case map[string]any:
+		out["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": c["name"]}}
+	}
+	if text, _ := body["text"].(map[string]any); text != nil {
+		if f, _ := text["format"].(map[string]any); f["type"] == "json_schema" {
+			out["response_format"] = map[string]any{"type": "json_schema", "json_schema": f}
+		} else if f["type"] == "json_object" {
+			out["response_format"] = f
+		}
+	}
+	return out
 }
 
 // textOf is a message content's text: a string, or its text parts joined.
