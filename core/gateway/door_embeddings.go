@@ -99,8 +99,11 @@ func embeddingsSize(e *llm.Embeddings, base64 bool) int {
 		per = 6
 	}
 	n := 256
-	for _, v := range e.Vectors {
+	for i, v := range e.Vectors {
 		n += 64 + per*len(v)
+		if i < len(e.Base64) {
+			n += len(e.Base64[i])
+		}
 	}
 	return n
 }
@@ -149,7 +152,7 @@ func (rt *route) bindKind(mc *config.Model) error {
 }
 
 // checkVectors holds an upstream to what was asked: one vector per input, each of the length
-// asked, every number finite. Anything else is an upstream failure, and another route may do
+// asked, every number finite (a vector kept as base64 was checked finite as it was read). Anything else is an upstream failure, and another route may do
 // better; a vector of the wrong length would otherwise poison the client's index.
 func checkVectors(e *llm.Embeddings, req *llm.EmbedRequest, dims int, provider string) error {
 	bad := func(format string, args ...any) error {
@@ -159,6 +162,13 @@ func checkVectors(e *llm.Embeddings, req *llm.EmbedRequest, dims int, provider s
 		return bad("the upstream returned %d embeddings for %d inputs", len(e.Vectors), req.Len())
 	}
 	for i, v := range e.Vectors {
+		if req.Base64 && v == nil && i < len(e.Base64) && e.Base64[i] != nil {
+			// checked finite by the provider (providers.CleanBase64Vector); counted here
+			if n := providers.Base64VectorLen(e.Base64[i]); n != dims {
+				return bad("the upstream returned embedding %d with %d dimensions, not %d", i, n, dims)
+			}
+			continue
+		}
 		if len(v) != dims {
 			return bad("the upstream returned embedding %d with %d dimensions, not %d", i, len(v), dims)
 		}

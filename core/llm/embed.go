@@ -19,6 +19,12 @@ type EmbedRequest struct {
 
 	// User is a log label; never sent upstream.
 	User string
+
+	// Base64 is the encoding the client asked its vectors in: OpenAI's base64 of their
+	// float32s rather than decimals. A provider whose upstream answered in that very encoding
+	// may hand the strings over as they came (Embeddings.Base64), which spares decoding them
+	// into float32s and encoding them again.
+	Base64 bool
 }
 
 // Len is the number of inputs, texts or token arrays.
@@ -34,6 +40,10 @@ func (r *EmbedRequest) Len() int {
 // in and OpenAI's base64 encoding carries.
 type Embeddings struct {
 	Vectors [][]float32
+	// Base64, when not nil, holds vector i as the base64 the client asked for wherever
+	// Vectors[i] is nil: a string providers.CleanBase64Vector accepted (standard, padded,
+	// whole and finite float32s), which is byte for byte what encoding Vectors[i] would give.
+	Base64 [][]byte
 	// Usage holds the input tokens as reported (InputTokens, TotalTokens); an embedding has
 	// no output.
 	Usage Usage

@@ -24,9 +24,7 @@ const maxTokenID = 1<<31 - 1
 // EmbeddingsRequest is POST /v1/embeddings as the gateway serves it: every field OpenAI
 // defines (model, input, encoding_format, dimensions, user), and nothing else.
 type EmbeddingsRequest struct {
-	llm.EmbedRequest
-	// Base64 is encoding_format base64: each vector as its float32s, little-endian, in base64.
-	Base64 bool
+	llm.EmbedRequest // Base64 is encoding_format base64: each vector as its float32s, little-endian, in base64
 }
 
 // embeddingFields are the request's fields; any other key is refused.
@@ -191,7 +189,7 @@ func decodeInput(v []byte, req *llm.EmbedRequest) *llm.Error {
 			if jsonx.KindOf(e) != jsonx.String {
 				return llm.BadRequest(p, p+": expected a string like input[0], got "+kindName(e))
 			}
-			if err := json.Unmarshal(e, &req.Input[i]); err != nil {
+			if err := decodeText(e, &req.Input[i]); err != nil {
 				return llm.BadRequest(p, p+": "+err.Error())
 			}
 			if req.Input[i] == "" {
@@ -220,6 +218,19 @@ func decodeInput(v []byte, req *llm.EmbedRequest) *llm.Error {
 		return nil
 	}
 	return llm.BadRequest("input[0]", "input[0]: expected a string, a token id or an array of token ids, got "+kindName(elems[0]))
+}
+
+// decodeText decodes one input of a body already checked to be valid JSON: a plain string
+// (no escape, only ASCII, which valid JSON leaves without control characters) is its bytes;
+// any other goes through encoding/json, which one allocation a text spares in a batch.
+func decodeText(e []byte, dst *string) error {
+	for _, c := range e[1 : len(e)-1] {
+		if c == '\\' || c >= 0x80 {
+			return json.Unmarshal(e, dst)
+		}
+	}
+	*dst = string(e[1 : len(e)-1])
+	return nil
 }
 
 func decodeTokens(elems [][]byte, at string) ([]int, *llm.Error) {
@@ -257,7 +268,8 @@ func kindName(v []byte) string {
 // OpenAI writes them: each float32 as the shortest decimal of its float64 value, which a
 // float64 reader (Python, JavaScript) reads back as exactly that value and a float32 reader
 // as the same float32; base64 is the float32s, little-endian, as OpenAI encodes them. Both
-// formats thus decode to the very same numbers, whatever the reader's precision.
+// formats thus decode to the very same numbers, whatever the reader's precision. A vector
+// held as base64 (e.Base64, only when base64Format) is written as it is.
 func AppendEmbeddings(b []byte, model string, base64Format bool, e *llm.Embeddings) []byte {
 	b = append(b, `{"object":"list","data":[`...)
 	var raw []byte
@@ -268,6 +280,13 @@ func AppendEmbeddings(b []byte, model string, base64Format bool, e *llm.Embeddin
 		b = append(b, `{"object":"embedding","index":`...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		b = append(b, `,"embedding":`...)
+		if base64Format && v == nil && i < len(e.Base64) && e.Base64[i] != nil {
+			// base64 as the upstream wrote it, which is what encoding its float32s writes
+			b = append(b, '"')
+			b = append(b, e.Base64[i]...)
+			b = append(b, `"}`...)
+			continue
+		}
 		if base64Format {
 			raw = raw[:0]
 			for _, f := range v {

@@ -192,3 +192,22 @@ func FuzzDecodeEmbeddings(f *testing.F) {
 		}
 	})
 }
+
+// Inputs read without encoding/json when plain read exactly as it reads them, whatever they
+// hold: escapes, non-ASCII, invalid UTF-8 (which it turns into U+FFFD).
+func TestDecodeEmbeddingsTextsAsEncodingJSON(t *testing.T) {
+	texts := []string{`"plain ascii, with / and 'quotes'"`, `"an \"escape\" and \u00e9"`, `"caf\u00e9 and café"`, "\"bad \xff utf-8\"", `"tab\tnewline\n"`, `"\ud83d\ude00 pair"`}
+	r, oe := openai.DecodeEmbeddings([]byte(`{"model":"m","input":[` + strings.Join(texts, ",") + `]}`))
+	if oe != nil {
+		t.Fatal(oe)
+	}
+	for i, raw := range texts {
+		var want string
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		if r.Input[i] != want {
+			t.Errorf("input %d: %q, encoding/json reads %q", i, r.Input[i], want)
+		}
+	}
+}

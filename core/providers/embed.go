@@ -2,6 +2,9 @@ package providers
 
 import (
 	"context"
+	"errors"
+	"io"
+	"strconv"
 	"sync"
 
 	"github.com/fngate/fngate/core/llm"
@@ -135,4 +138,33 @@ func sumUsage(us []*llm.Usage) llm.Usage {
 // input: the bound follows what was asked, not what it sends.
 func EmbedAnswerLimit(n, dims int) int64 {
 	return 1<<20 + int64(n)*(int64(dims)*24+512)
+}
+
+// ReadBounded reads a whole answer of at most limit bytes, and refuses a longer one. An
+// embeddings answer runs to hundreds of kilobytes: when the upstream says how long it is
+// (size, Content-Length, -1 when unknown) it is read into one buffer of that size, not grown
+// by doubling through a dozen copies as io.ReadAll grows it.
+func ReadBounded(r io.Reader, size, limit int64) ([]byte, error) {
+	if size < 0 || size > limit {
+		size = 512
+	}
+	b := make([]byte, 0, size+1) // +1: room to find the end without growing
+	lr := io.LimitReader(r, limit+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // as io.ReadAll grows
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	if int64(len(b)) > limit {
+		return b, errors.New("the answer is larger than " + strconv.FormatInt(limit, 10) + " bytes")
+	}
+	return b, nil
 }

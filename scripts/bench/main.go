@@ -27,6 +27,8 @@ func main() {
 	hold := flag.Duration("hold", 0, "upstream: pause between stream chunks")
 	quick := flag.Bool("quick", false, "shorter phases (a smoke run, not for publishing)")
 	out := flag.String("out", "", "also write the results table to this markdown file")
+	only := flag.String("only", "", "run one scenario: embeddings (default: all)")
+	baseline := flag.String("baseline", "", "a local server binary (go build ./functions/local) of the code to compare with, measured beside the current one")
 	flag.Parse()
 
 	var err error
@@ -36,7 +38,7 @@ func main() {
 	case "proxy":
 		err = serveProxy(*addr, *target)
 	case "run":
-		err = run(*quick, *out)
+		err = run(*quick, *out, *only, *baseline)
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}

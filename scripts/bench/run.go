@@ -280,7 +280,13 @@ type table struct {
 
 func (t *table) add(cols ...string) { t.rows = append(t.rows, cols) }
 
-func run(quick bool, out string) error {
+func run(quick bool, out, only, baseline string) error {
+	switch only {
+	case "", "embeddings":
+	default:
+		return fmt.Errorf("unknown scenario %q: the one -only knows is embeddings", only)
+	}
+	embedOnly := only == "embeddings"
 	tmp, err := os.MkdirTemp("", "fngate-bench")
 	if err != nil {
 		return err
@@ -315,11 +321,22 @@ func run(quick bool, out string) error {
 		return err
 	}
 	defer proxy.Stop()
-	gw, err := startGateway(ctx, tmp, gwBin, gwAddr, fmt.Sprintf(gatewayConfig, upAddr, holdAddr))
+	gw, err := startGateway(ctx, tmp, "gateway", gwBin, gwAddr, fmt.Sprintf(gatewayConfig, upAddr, holdAddr))
 	if err != nil {
 		return err
 	}
 	defer gw.Stop()
+	// A baseline gateway (the code before a change) is measured beside this one in the same
+	// run, on the same upstream, so the comparison is not between two states of a shared
+	// machine.
+	var before *proc.Process
+	beforeAddr := proc.FreeAddr()
+	if baseline != "" {
+		if before, err = startGateway(ctx, tmp, "gateway-baseline", baseline, beforeAddr, fmt.Sprintf(gatewayConfig, upAddr, holdAddr)); err != nil {
+			return err
+		}
+		defer before.Stop()
+	}
 	for _, a := range []string{upAddr, holdAddr, proxyAddr} {
 		if err := proc.WaitListening(ctx, a); err != nil {
 			return err
@@ -336,10 +353,13 @@ func run(quick bool, out string) error {
 	if quick {
 		phase, rounds = 300*time.Millisecond, 1
 	}
-	// Warm connections and code paths.
-	for _, t := range targets {
-		closedLoop(client, t, 16, 200*time.Millisecond, false)
-		closedLoop(client, t, 4, 100*time.Millisecond, true)
+	if !embedOnly {
+		// Warm connections and code paths.
+		for _, t := range targets {
+			closedLoop(client, t, 16, 200*time.Millisecond, false)
+			closedLoop(client, t, 4, 100*time.Millisecond, true)
+		}
+
 	}
 
 	var tab table
@@ -380,39 +400,41 @@ func run(quick bool, out string) error {
 	lat := func(r *result) []time.Duration { return r.lat }
 	ttft := func(r *result) []time.Duration { return r.ttft }
 
-	for _, c := range []int{1, 16, 64} {
-		fmt.Fprintf(os.Stderr, "non-stream, %d in flight...\n", c)
-		measure(fmt.Sprintf("non-stream, %d in flight", c), c, false, targets, lat)
-	}
-	for _, c := range []int{1, 16} {
-		fmt.Fprintf(os.Stderr, "stream, %d in flight...\n", c)
-		measure(fmt.Sprintf("stream TTFT, %d in flight", c), c, true, targets, ttft)
-		measure(fmt.Sprintf("stream 200 chunks total, %d in flight", c), c, true, targets, lat)
-	}
-
-	viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid, chatWire, ""}
-	if _, _, err := oneRequest(client, viaClaude.url, "", body(viaClaude.model, true), true, chatWire.done); err == nil {
-		fmt.Fprintln(os.Stderr, "Anthropic route...")
-		measure("translation: OpenAI route vs Anthropic route, stream, 1 in flight", 1, true, []target{viaGW, viaClaude}, lat)
-		measure("translation: OpenAI route vs Anthropic route, non-stream, 16 in flight", 16, false, []target{viaGW, viaClaude}, lat)
-
-		// The Messages door in front of an Anthropic route is pass-through: beside the
-		// upstream's own /v1/messages, directly and through the bare proxy.
-		msgs := []target{
-			{"direct", "http://" + upAddr + "/v1/messages", "bench", 0, messagesWire, ""},
-			{"reverse proxy", "http://" + proxyAddr + "/v1/messages", "bench", proxy.Cmd.Process.Pid, messagesWire, ""},
-			{"fngate /v1/messages", "http://" + gwAddr + "/v1/messages", "bench/anthropic", gw.Cmd.Process.Pid, messagesWire, ""},
-		}
-		for _, t := range msgs {
-			closedLoop(client, t, 4, 100*time.Millisecond, true)
+	if !embedOnly {
+		for _, c := range []int{1, 16, 64} {
+			fmt.Fprintf(os.Stderr, "non-stream, %d in flight...\n", c)
+			measure(fmt.Sprintf("non-stream, %d in flight", c), c, false, targets, lat)
 		}
 		for _, c := range []int{1, 16} {
-			fmt.Fprintf(os.Stderr, "messages stream, %d in flight...\n", c)
-			measure(fmt.Sprintf("messages door, Anthropic route: stream TTFT, %d in flight", c), c, true, msgs, ttft)
-			measure(fmt.Sprintf("messages door, Anthropic route: stream 200 chunks total, %d in flight", c), c, true, msgs, lat)
+			fmt.Fprintf(os.Stderr, "stream, %d in flight...\n", c)
+			measure(fmt.Sprintf("stream TTFT, %d in flight", c), c, true, targets, ttft)
+			measure(fmt.Sprintf("stream 200 chunks total, %d in flight", c), c, true, targets, lat)
 		}
-	} else {
-		tab.notes = append(tab.notes, "Anthropic route not measured: "+err.Error())
+
+		viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid, chatWire, ""}
+		if _, _, err := oneRequest(client, viaClaude.url, "", body(viaClaude.model, true), true, chatWire.done); err == nil {
+			fmt.Fprintln(os.Stderr, "Anthropic route...")
+			measure("translation: OpenAI route vs Anthropic route, stream, 1 in flight", 1, true, []target{viaGW, viaClaude}, lat)
+			measure("translation: OpenAI route vs Anthropic route, non-stream, 16 in flight", 16, false, []target{viaGW, viaClaude}, lat)
+
+			// The Messages door in front of an Anthropic route is pass-through: beside the
+			// upstream's own /v1/messages, directly and through the bare proxy.
+			msgs := []target{
+				{"direct", "http://" + upAddr + "/v1/messages", "bench", 0, messagesWire, ""},
+				{"reverse proxy", "http://" + proxyAddr + "/v1/messages", "bench", proxy.Cmd.Process.Pid, messagesWire, ""},
+				{"fngate /v1/messages", "http://" + gwAddr + "/v1/messages", "bench/anthropic", gw.Cmd.Process.Pid, messagesWire, ""},
+			}
+			for _, t := range msgs {
+				closedLoop(client, t, 4, 100*time.Millisecond, true)
+			}
+			for _, c := range []int{1, 16} {
+				fmt.Fprintf(os.Stderr, "messages stream, %d in flight...\n", c)
+				measure(fmt.Sprintf("messages door, Anthropic route: stream TTFT, %d in flight", c), c, true, msgs, ttft)
+				measure(fmt.Sprintf("messages door, Anthropic route: stream 200 chunks total, %d in flight", c), c, true, msgs, lat)
+			}
+		} else {
+			tab.notes = append(tab.notes, "Anthropic route not measured: "+err.Error())
+		}
 	}
 
 	// Embeddings: a batch of 16 texts, 1,536 dimensions, answered as decimals (about 600 KB).
@@ -435,6 +457,16 @@ func run(quick bool, out string) error {
 			{"reverse proxy", embeds[1].url, "bench", proxy.Cmd.Process.Pid, embed64Wire, ""},
 			{"fngate, OpenAI route", embeds[3].url, "bench/embed-openai", gw.Cmd.Process.Pid, embed64Wire, ""},
 		}
+		if before != nil {
+			beforeURL := "http://" + beforeAddr + "/v1/embeddings"
+			embeds = append(embeds,
+				target{"fngate before", beforeURL, "bench/embed", before.Cmd.Process.Pid, embedWire, ""},
+				target{"fngate before, OpenAI route (base64 upstream)", beforeURL, "bench/embed-openai", before.Cmd.Process.Pid, embedWire, ""})
+			embeds64 = append(embeds64, target{"fngate before, OpenAI route", beforeURL, "bench/embed-openai", before.Cmd.Process.Pid, embed64Wire, ""})
+			for _, t := range embeds[4:] {
+				closedLoop(client, t, 4, 100*time.Millisecond, false)
+			}
+		}
 		for _, c := range []int{1, 16} {
 			fmt.Fprintf(os.Stderr, "embeddings, batch of 16, %d in flight...\n", c)
 			measure(fmt.Sprintf("embeddings, batch of 16 x 1536, float, %d in flight", c), c, false, embeds, lat)
@@ -444,44 +476,47 @@ func run(quick bool, out string) error {
 		tab.notes = append(tab.notes, "embeddings not measured: "+err.Error())
 	}
 
-	// Limits: one gateway process with two keys on one priced model, one key without limits
-	// and one held to a rate limit and a budget on the memory store, so the difference is the
-	// limiter alone (admission, the attempt's charge, the settlement).
-	limAddr := proc.FreeAddr()
-	lim, err := proc.Start("gateway-limits", filepath.Join(tmp, "gateway-limits.log"), gwBin, "-config", writeConfig(tmp, "limits.yaml", fmt.Sprintf(limitsConfig, upAddr)), "-addr", limAddr, "-route-state", "off")
-	if err != nil {
-		return err
-	}
-	defer lim.Stop()
-	limCtx, limCancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer limCancel()
-	if err := proc.WaitListening(limCtx, limAddr); err != nil {
-		return err
-	}
-	limitsWire := wire{body: func(model string, stream bool) string {
-		extra := `,"max_completion_tokens":300`
-		if stream {
-			extra += `,"stream":true`
+	var rss, idle float64
+	if !embedOnly {
+		// Limits: one gateway process with two keys on one priced model, one key without limits
+		// and one held to a rate limit and a budget on the memory store, so the difference is the
+		// limiter alone (admission, the attempt's charge, the settlement).
+		limAddr := proc.FreeAddr()
+		lim, err := proc.Start("gateway-limits", filepath.Join(tmp, "gateway-limits.log"), gwBin, "-config", writeConfig(tmp, "limits.yaml", fmt.Sprintf(limitsConfig, upAddr)), "-addr", limAddr, "-route-state", "off")
+		if err != nil {
+			return err
 		}
-		return fmt.Sprintf(chatBody, model, extra)
-	}, done: chatWire.done}
-	limURL := "http://" + limAddr + "/v1/chat/completions"
-	limTargets := []target{direct,
-		{"fngate, limits off", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-off"},
-		{"fngate, limits on (memory)", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-on"},
-	}
-	for _, t := range limTargets {
-		closedLoop(client, t, 16, 200*time.Millisecond, false)
-	}
-	for _, c := range []int{1, 16} {
-		fmt.Fprintf(os.Stderr, "limits off and on, %d in flight...\n", c)
-		measure(fmt.Sprintf("limits off vs on, non-stream, %d in flight", c), c, false, limTargets, lat)
-	}
-	measure("limits off vs on, stream TTFT, 1 in flight", 1, true, limTargets, ttft)
+		defer lim.Stop()
+		limCtx, limCancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer limCancel()
+		if err := proc.WaitListening(limCtx, limAddr); err != nil {
+			return err
+		}
+		limitsWire := wire{body: func(model string, stream bool) string {
+			extra := `,"max_completion_tokens":300`
+			if stream {
+				extra += `,"stream":true`
+			}
+			return fmt.Sprintf(chatBody, model, extra)
+		}, done: chatWire.done}
+		limURL := "http://" + limAddr + "/v1/chat/completions"
+		limTargets := []target{direct,
+			{"fngate, limits off", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-off"},
+			{"fngate, limits on (memory)", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-on"},
+		}
+		for _, t := range limTargets {
+			closedLoop(client, t, 16, 200*time.Millisecond, false)
+		}
+		for _, c := range []int{1, 16} {
+			fmt.Fprintf(os.Stderr, "limits off and on, %d in flight...\n", c)
+			measure(fmt.Sprintf("limits off vs on, non-stream, %d in flight", c), c, false, limTargets, lat)
+		}
+		measure("limits off vs on, stream TTFT, 1 in flight", 1, true, limTargets, ttft)
 
-	fmt.Fprintln(os.Stderr, "1,000 open streams...")
-	rss := openStreams(client, "http://"+gwAddr+"/v1/chat/completions", 1000, gw.Cmd.Process.Pid)
-	idle := rssMB(gw.Cmd.Process.Pid)
+		fmt.Fprintln(os.Stderr, "1,000 open streams...")
+		rss = openStreams(client, "http://"+gwAddr+"/v1/chat/completions", 1000, gw.Cmd.Process.Pid)
+		idle = rssMB(gw.Cmd.Process.Pid)
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %d CPUs, %s/%s, %s. Phases of %v x %d rounds, targets interleaved.\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), phase, rounds)
@@ -491,7 +526,9 @@ func run(quick bool, out string) error {
 			b.WriteString(strings.Repeat("|---", len(r)) + "|\n")
 		}
 	}
-	fmt.Fprintf(&b, "\nGateway RSS with 1,000 concurrent open streams: %.1f MB (after they closed: %.1f MB).\n", rss, idle)
+	if !embedOnly {
+		fmt.Fprintf(&b, "\nGateway RSS with 1,000 concurrent open streams: %.1f MB (after they closed: %.1f MB).\n", rss, idle)
+	}
 	for _, n := range tab.notes {
 		b.WriteString("\nNote: " + n + "\n")
 	}
@@ -511,14 +548,14 @@ func run(quick bool, out string) error {
 
 // startGateway runs the local server on cfg; a binary built before the Anthropic provider
 // existed gets the config without that route.
-func startGateway(ctx context.Context, tmp, bin, addr, cfg string) (*proc.Process, error) {
+func startGateway(ctx context.Context, tmp, name, bin, addr, cfg string) (*proc.Process, error) {
 	for attempt := 0; attempt < 2; attempt++ {
-		path := filepath.Join(tmp, "bench.yaml")
+		path := filepath.Join(tmp, name+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			return nil, err
 		}
 		// Logs go to a file, as they go to a pipe on the platforms: their cost is in the figures.
-		gw, err := proc.Start("gateway", filepath.Join(tmp, "gateway.log"), bin, "-config", path, "-addr", addr)
+		gw, err := proc.Start(name, filepath.Join(tmp, name+".log"), bin, "-config", path, "-addr", addr)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -89,14 +88,11 @@ func (p *Provider) Embed(ctx context.Context, req *llm.EmbedRequest, t providers
 	}
 	defer drain(resp.Body)
 	limit := providers.EmbedAnswerLimit(req.Len(), dims)
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err == nil && int64(len(body)) > limit {
-		err = errors.New("the answer is larger than " + strconv.FormatInt(limit, 10) + " bytes")
-	}
+	body, err := providers.ReadBounded(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
 	}
-	out, err := parseEmbeddings(body, req.Len())
+	out, err := parseEmbeddings(body, req.Len(), dims, req.Base64)
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
 	}
@@ -161,16 +157,28 @@ func embeddingsInputSize(req *llm.EmbedRequest) int {
 	return n
 }
 
-// parseEmbeddings reads an answer for n inputs into their order: data[].embedding, a JSON
-// array of numbers or a base64 string, under data[].index, and usage's prompt_tokens and
-// total_tokens. Like parseCompletion it is one validating pass (wireparse.go's scanner),
-// each number read where it lies: encoding/json would scan the answer twice and reflect on
-// thousands of numbers, most of an embeddings request's cost. Items go where their index
-// says (OpenAI's are in order; the index is what the API promises); an answer without
-// indexes is taken in order. A missing, repeated or out-of-range index is an unreadable
-// answer.
-func parseEmbeddings(body []byte, n int) (*llm.Embeddings, error) {
+// parseEmbeddings reads an answer for n inputs of dims dimensions into their order:
+// data[].embedding, a JSON array of numbers or a base64 string, under data[].index, and
+// usage's prompt_tokens and total_tokens. Like parseCompletion it is one validating pass
+// (wireparse.go's scanner), each number read where it lies: encoding/json would scan the
+// answer twice and reflect on thousands of numbers, most of an embeddings request's cost.
+// Items go where their index says (OpenAI's are in order; the index is what the API
+// promises); an answer without indexes is taken in order. A missing, repeated or
+// out-of-range index is an unreadable answer.
+//
+// The vectors share one allocation of n*dims float32s, each item's in its own part of it (a
+// longer one grows out of it, to be refused for its length). When keep64 (the client asked
+// for base64) a base64 vector that is already what the gateway would write for it
+// (providers.CleanBase64Vector) is kept as the upstream's bytes, not decoded.
+func parseEmbeddings(body []byte, n, dims int, keep64 bool) (*llm.Embeddings, error) {
 	out := &llm.Embeddings{Vectors: make([][]float32, n)}
+	var backing []float32
+	slot := func(i int) []float32 {
+		if backing == nil {
+			backing = make([]float32, n*dims)
+		}
+		return backing[i*dims : i*dims : (i+1)*dims]
+	}
 	var usage *wireUsage
 	count := 0
 	p := scanner{b: body}
@@ -185,13 +193,14 @@ func parseEmbeddings(body []byte, n int) (*llm.Embeddings, error) {
 				}
 				at := i
 				var vec []float32
+				var raw64 []byte
 				err := p.object(func(key []byte) error {
 					switch string(key) {
 					case "index":
 						return p.int(&at)
 					case "embedding":
 						var err error
-						vec, err = p.embedding()
+						vec, raw64, err = p.embedding(slot, i, keep64)
 						return err
 					}
 					return p.skip()
@@ -199,8 +208,15 @@ func parseEmbeddings(body []byte, n int) (*llm.Embeddings, error) {
 				if err != nil {
 					return err
 				}
-				if at < 0 || at >= n || out.Vectors[at] != nil || vec == nil {
+				if at < 0 || at >= n || out.Vectors[at] != nil || out.Base64 != nil && out.Base64[at] != nil || vec == nil && raw64 == nil {
 					return fmt.Errorf("embedding %d has index %d, or no vector", i, at)
+				}
+				if raw64 != nil {
+					if out.Base64 == nil {
+						out.Base64 = make([][]byte, n)
+					}
+					out.Base64[at] = raw64
+					return nil
 				}
 				out.Vectors[at] = vec
 				return nil
@@ -225,46 +241,56 @@ func parseEmbeddings(body []byte, n int) (*llm.Embeddings, error) {
 	return out, nil
 }
 
-// embedding reads one vector in either of OpenAI's encodings: an array of numbers, or the
-// base64 of its float32s.
-func (p *scanner) embedding() ([]float32, error) {
+// embedding reads item i's vector in either of OpenAI's encodings, an array of numbers or
+// the base64 of its float32s, into slot(i); or, when keep64 and the base64 is clean, returns
+// the base64 itself.
+func (p *scanner) embedding(slot func(int) []float32, i int, keep64 bool) ([]float32, []byte, error) {
 	if p.peek() == '"' {
 		// Most of a base64 answer is these strings: find the closing quote at once when no
 		// escape comes before it. DecodeBase64Vector then refuses every byte that is not of
 		// its alphabet, control characters included (CR and LF too, which Go's decoder
-		// would skip).
+		// would skip); the fast paths take only what it reads plainly.
 		rest := p.b[p.i+1:]
 		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
 			p.i += end + 2
-			return providers.DecodeBase64Vector(rest[:end])
+			s := rest[:end]
+			if keep64 {
+				if _, ok := providers.CleanBase64Vector(s); ok {
+					return nil, s, nil
+				}
+			} else if vec, ok := providers.AppendBase64Vector(slot(i), s); ok {
+				return vec, nil, nil
+			}
+			vec, err := providers.DecodeBase64Vector(s)
+			return vec, nil, err
 		}
 		raw, err := p.rawString()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if bytes.IndexByte(raw, '\\') >= 0 { // an escaped "/", say
 			s, err := unquote(raw)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			raw = []byte(s)
 		}
-		return providers.DecodeBase64Vector(raw)
+		vec, err := providers.DecodeBase64Vector(raw)
+		return vec, nil, err
 	}
-	vec := make([]float32, 0, 1024)
+	vec := slot(i)
 	err := p.array(func(int) error {
+		// ScanFloat32 is strconv.ParseFloat's answer on the run of number bytes, found and
+		// read in one pass: it refuses what is no number (a string, a literal, "1e"), and a
+		// float32's overflow.
 		start := p.i
-		for p.i < len(p.b) && isNumberByte(p.b[p.i]) {
-			p.i++
-		}
-		// The conversion does not escape, so it costs no allocation; ParseFloat refuses what
-		// is no number (a string, a literal, "1e"), and a float32's overflow.
-		f, err := strconv.ParseFloat(string(p.b[start:p.i]), 32)
+		f, n, err := providers.ScanFloat32(p.b[p.i:])
+		p.i += n
 		if err != nil {
 			return errors.New("an embedding holds " + strconv.Quote(string(p.b[start:min(p.i+1, len(p.b))])) + ", not a float32")
 		}
-		vec = append(vec, float32(f))
+		vec = append(vec, f)
 		return nil
 	})
-	return vec, err
+	return vec, nil, err
 }

@@ -37,7 +37,7 @@ func BenchmarkParseEmbeddings(b *testing.B) {
 	body := benchBody()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, err := parseEmbeddings(body, 16); err != nil {
+		if _, err := parseEmbeddings(body, 16, 1536, false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -45,7 +45,7 @@ func BenchmarkParseEmbeddings(b *testing.B) {
 
 // BenchmarkAppendEmbeddings writes those vectors back as decimals, the gateway's answer.
 func BenchmarkAppendEmbeddings(b *testing.B) {
-	e, _ := parseEmbeddings(benchBody(), 16)
+	e, _ := parseEmbeddings(benchBody(), 16, 1536, false)
 	buf := make([]byte, 0, 1<<20)
 	for b.Loop() {
 		buf = openai.AppendEmbeddings(buf[:0], "m", false, e)

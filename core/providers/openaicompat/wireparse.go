@@ -474,8 +474,8 @@ func (p *scanner) skip() error {
 		return p.array(func(int) error { return p.skip() })
 	case c == '"':
 		raw, err := p.rawString()
-		if err != nil {
-			return err
+		if err != nil || plain(raw) {
+			return err // a plain string is valid as it stands: no need to build it
 		}
 		_, err = unquote(raw)
 		return err
@@ -507,14 +507,7 @@ func isNumberByte(d byte) bool {
 // unquote decodes the inside of a JSON string. Strings without escapes (almost every token)
 // are copied as they are.
 func unquote(raw []byte) (string, error) {
-	esc := false
-	for _, c := range raw {
-		if c == '\\' || c >= utf8.RuneSelf {
-			esc = true
-			break
-		}
-	}
-	if !esc {
+	if plain(raw) {
 		return string(raw), nil
 	}
 	out := make([]byte, 0, len(raw))
@@ -592,4 +585,14 @@ func hex4(b []byte, at int) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// plain reports whether a string's raw bytes are its value: no escape, nothing but ASCII.
+func plain(raw []byte) bool {
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
