@@ -233,6 +233,7 @@ func responsesError(code, msg, provider string) *providers.Error {
 type responsesStream struct {
 	body     io.ReadCloser
 	sse      *providers.SSEReader
+	look     providers.Lookahead
 	provider string
 	calls    map[string]int // function_call item id -> its dense index
 	ncalls   int
@@ -250,64 +251,68 @@ type wireEvent struct {
 	Message  string        `json:"message"`
 }
 
-func (s *responsesStream) Next() (llm.Delta, error) {
-	for {
-		if s.done {
-			return llm.Delta{}, io.EOF
-		}
-		ev, err := s.sse.Next()
-		if err != nil {
-			return llm.Delta{}, s.broken(err)
-		}
-		if len(ev.Data) == 0 {
-			continue
-		}
-		var we wireEvent
-		if err := json.Unmarshal(ev.Data, &we); err != nil {
-			return llm.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
-				Message: "malformed stream event: " + err.Error(), Err: err}
-		}
-		d := llm.Delta{Raw: &llm.RawEvent{Wire: llm.WireResponses, Name: string(ev.Name), Data: ev.Data}}
-		switch we.Type {
-		case "response.output_text.delta":
-			d.Text = we.Delta
-		case "response.refusal.delta":
-			d.Refusal = we.Delta
-		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-			d.Thinking = we.Delta
-		case "response.output_item.added":
-			if it := we.Item; it != nil {
-				switch it.Type {
-				case "function_call":
-					s.calls[it.ID] = s.ncalls
-					d.ToolCalls = []llm.ToolCallDelta{{Index: s.ncalls, ID: it.CallID, Name: it.Name}}
-					s.ncalls++
-				case "message", "reasoning":
-				default:
-					d.Opaque = true // a hosted tool's call: output the normalized fields cannot show
-				}
-			}
-		case "response.function_call_arguments.delta":
-			if i, ok := s.calls[we.ItemID]; ok && we.Delta != "" {
-				d.ToolCalls = []llm.ToolCallDelta{{Index: i, Arguments: we.Delta}}
-			}
-		case "response.completed", "response.incomplete":
-			s.done = true
-			if r := we.Response; r != nil {
-				d.Stop, d.Usage = r.stop(), r.Usage.llm()
-			} else {
-				d.Stop = llm.StopEnd
-			}
-		case "response.failed":
-			if we.Response != nil {
-				return llm.Delta{}, we.Response.failure(s.provider)
-			}
-			return llm.Delta{}, responsesError("", "", s.provider)
-		case "error":
-			return llm.Delta{}, responsesError(we.Code, we.Message, s.provider)
-		}
-		return d, nil
+func (s *responsesStream) Next() (llm.Delta, error) { return s.look.Next(s) }
+
+// Pending reports whether the next delta is in hand (providers.Lookahead).
+func (s *responsesStream) Pending() bool { return s.look.Pending(s, s.sse) }
+
+// Step reads one event: each carries its raw event for the Responses door.
+func (s *responsesStream) Step() (llm.Delta, bool, error) {
+	if s.done {
+		return llm.Delta{}, false, io.EOF
 	}
+	ev, err := s.sse.Next()
+	if err != nil {
+		return llm.Delta{}, false, s.broken(err)
+	}
+	if len(ev.Data) == 0 {
+		return llm.Delta{}, false, nil
+	}
+	var we wireEvent
+	if err := json.Unmarshal(ev.Data, &we); err != nil {
+		return llm.Delta{}, false, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
+			Message: "malformed stream event: " + err.Error(), Err: err}
+	}
+	d := llm.Delta{Raw: &llm.RawEvent{Wire: llm.WireResponses, Name: string(ev.Name), Data: ev.Data}}
+	switch we.Type {
+	case "response.output_text.delta":
+		d.Text = we.Delta
+	case "response.refusal.delta":
+		d.Refusal = we.Delta
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		d.Thinking = we.Delta
+	case "response.output_item.added":
+		if it := we.Item; it != nil {
+			switch it.Type {
+			case "function_call":
+				s.calls[it.ID] = s.ncalls
+				d.ToolCalls = []llm.ToolCallDelta{{Index: s.ncalls, ID: it.CallID, Name: it.Name}}
+				s.ncalls++
+			case "message", "reasoning":
+			default:
+				d.Opaque = true // a hosted tool's call: output the normalized fields cannot show
+			}
+		}
+	case "response.function_call_arguments.delta":
+		if i, ok := s.calls[we.ItemID]; ok && we.Delta != "" {
+			d.ToolCalls = []llm.ToolCallDelta{{Index: i, Arguments: we.Delta}}
+		}
+	case "response.completed", "response.incomplete":
+		s.done = true
+		if r := we.Response; r != nil {
+			d.Stop, d.Usage = r.stop(), r.Usage.llm()
+		} else {
+			d.Stop = llm.StopEnd
+		}
+	case "response.failed":
+		if we.Response != nil {
+			return llm.Delta{}, false, we.Response.failure(s.provider)
+		}
+		return llm.Delta{}, false, responsesError("", "", s.provider)
+	case "error":
+		return llm.Delta{}, false, responsesError(we.Code, we.Message, s.provider)
+	}
+	return d, true, nil
 }
 
 func (s *responsesStream) broken(err error) error {
@@ -321,9 +326,6 @@ func (s *responsesStream) broken(err error) error {
 	}
 	return &providers.Error{Class: providers.StreamBroken, Provider: s.provider, Message: msg, Err: err}
 }
-
-// Pending reports whether the next event is already buffered.
-func (s *responsesStream) Pending() bool { return s.sse.EventBuffered() }
 
 func (s *responsesStream) Close() error {
 	if s.done {
