@@ -3,7 +3,8 @@
 // resolve once through resolvers the platform supplies, and an embedded default serves
 // `make run`. A config that cannot work is refused when it is loaded, and every refusal names
 // its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
-// (locate.go).
+// (locate.go). A model is a chat model or, with kind: embedding, an embedding model with
+// its dimensions and task (embedding.go).
 package config
 
 import (
@@ -151,6 +152,16 @@ type Model struct {
 	Routing         Routing   `yaml:"routing"`
 	Routes          []Route   `yaml:"routes"`
 	Timeouts        *Timeouts `yaml:"timeouts"`
+
+	// Kind is what the model serves: chat (the default; the chat, completions and Messages
+	// doors) or embedding (POST /v1/embeddings). See embedding.go.
+	Kind string `yaml:"kind"`
+	// Dimensions is an embedding model's vector length, required: every route must return
+	// vectors this long, since a vector index holds one length.
+	Dimensions int `yaml:"dimensions"`
+	// Task is what an embedding model's vectors are for, for backends whose vectors depend on
+	// it (Cohere's input_type, Vertex AI's task_type); default document.
+	Task string `yaml:"task"`
 
 	Name string `yaml:"-"`
 }

@@ -52,6 +52,7 @@ func (c *Config) validate() error {
 		if len(m.Routes) == 0 {
 			bad.add(p+".routes", ": at least one route is required")
 		}
+		m.validateKind(p, bad)
 		if m.MaxOutputTokens < 0 {
 			bad.add(p+".max_output_tokens", " must not be negative")
 		}

@@ -40,6 +40,9 @@ func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	rc.model = req.Model
 	rc.labels = labels(req, rc)
 	m, oe := g.lookup(req.Model, rc)
+	if oe == nil {
+		oe = m.servesChat()
+	}
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
 		return
@@ -115,4 +118,17 @@ func estimateTokens(req *llm.Request) int {
 		chars += len(t.Name) + len(t.Description) + len(t.Parameters) + len(t.Raw)
 	}
 	return n + (chars+3)/4
+}
+
+// estimateEmbedTokens estimates an embeddings request's input tokens the same way: a quarter
+// of each text's characters, and token ids as they are, counted exactly.
+func estimateEmbedTokens(req *llm.EmbedRequest) int {
+	n := 0
+	for _, s := range req.Input {
+		n += (len(s) + 3) / 4
+	}
+	for _, ids := range req.Tokens {
+		n += len(ids)
+	}
+	return n
 }

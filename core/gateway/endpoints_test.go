@@ -209,7 +209,8 @@ models:
 	}{
 		{http.MethodGet, "/v1/chat/completions", 405},
 		{http.MethodPost, "/v1/models", 405},
-		{http.MethodPost, "/v1/embeddings", 404},
+		{http.MethodGet, "/v1/embeddings", 405},
+		{http.MethodPost, "/v1/audio/speech", 404},
 		{http.MethodGet, "/", 404},
 	} {
 		r := g.Do(t, tc.method, tc.path, "{}")

@@ -7,6 +7,7 @@
 //	door_chat.go      OpenAI Chat Completions and legacy Completions
 //	door_messages.go  Anthropic Messages (and count_tokens in count.go)
 //	door_responses.go OpenAI Responses, and the stored responses (GET, DELETE /v1/responses/{id})
+//	door_embeddings.go  OpenAI Embeddings: its own small flow over plan, attempt and record
 //	serve.go          one request: slot, key, body, decode, model, plan, then an answer
 //	plan.go           which routes, in which order
 //	attempt.go        one attempt on one route: its timers, outcome and record
@@ -117,6 +118,8 @@ type route struct {
 	target    providers.Target
 	residency string
 	weight    int
+	// embedder is the provider's embeddings, set on the routes of embedding models.
+	embedder providers.Embedder
 }
 
 // New builds a gateway from a loaded config.
@@ -199,10 +202,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 				residency: rc.Residency,
 				weight:    rc.Weight,
 			}
-			if c, ok := rt.provider.(providers.RouteChecker); ok {
-				if err := c.CheckRoute(rt.target); err != nil {
-					unservable = append(unservable, fmt.Sprintf("%s: %v", cfg.Locate(fmt.Sprintf("models.%s.routes[%d]", name, i)), err))
-				}
+			if err := rt.bindKind(mc); err != nil {
+				unservable = append(unservable, fmt.Sprintf("%s: %v", cfg.Locate(fmt.Sprintf("models.%s.routes[%d]", name, i)), err))
 			}
 			m.routes = append(m.routes, rt)
 		}
@@ -238,6 +239,7 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/completions", http.MethodPost, g.door(func() door { return &completionsDoor{} })},
 		{"/v1/messages", http.MethodPost, g.door(func() door { return &messagesDoor{} })},
 		{"/v1/messages/count_tokens", http.MethodPost, g.serveCountTokens},
+		{"/v1/embeddings", http.MethodPost, g.serveEmbeddings},
 		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
 		{"/v1/responses/{id}", http.MethodGet, g.serveStoredResponse},
 		{"/v1/responses/{id}", http.MethodDelete, g.serveDeleteResponse},
@@ -293,7 +295,7 @@ func writeBare(w http.ResponseWriter, r *http.Request, e *llm.Error) {
 
 func (g *Gateway) unknownURL(w http.ResponseWriter, r *http.Request) {
 	writeBare(w, r, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeNotFound, Code: "unknown_url",
-		Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, GET and DELETE /v1/responses/{id} and GET /v1/models."})
+		Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, GET and DELETE /v1/responses/{id}, POST /v1/embeddings and GET /v1/models."})
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {

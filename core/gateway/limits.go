@@ -137,9 +137,10 @@ func newRule(scope string, r *config.Rate, b *config.Budget) *rule {
 
 func nanoUSD(usd float64) int64 { return int64(math.Round(usd * 1e9)) }
 
-// admitLimits holds the request to its key's limits once its model is known. When ok is
-// false the client has its answer.
-func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, m *model, req *llm.Request) bool {
+// admitLimits holds the request to its key's limits once its model is known: in is its input
+// estimate and out the output it may produce (none for an embedding). When ok is false the
+// client has its answer.
+func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, m *model, in, out int) bool {
 	l := g.limiter
 	if l == nil || rc.key == nil {
 		return true
@@ -153,7 +154,6 @@ func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc
 	if len(rules) == 0 {
 		return true
 	}
-	in, out := estimateTokens(req), m.reservedOutput(req)
 	ls := &lease{key: rc.key.Name, rules: rules, priced: m.cfg.Priced(), input: in, reservedTok: int64(in + out)}
 	if ls.priced {
 		usd, _ := cost(m.cfg.Price, &llm.Usage{InputTokens: &in, OutputTokens: &out})
@@ -161,7 +161,7 @@ func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc
 	}
 	for _, ru := range rules {
 		if ru.tpm > 0 && ls.reservedTok > ru.tpm {
-			g.refuse(w, d, rc, tooManyTokens(rc, ru, ls.reservedTok))
+			g.refuse(w, d, rc, tooManyTokens(rc, ru, ls.reservedTok, out > 0))
 			return false
 		}
 	}
@@ -227,10 +227,11 @@ func limited(scope string, k counters.Kind, n, max int64, on bool) counters.Amou
 
 // charge tallies what one attempt used, as it is logged: the counts its provider reported,
 // and for a count it did not report an estimate (the input estimate; a quarter of the
-// characters it streamed or answered). An attempt that produced nothing known is free.
+// characters it streamed or answered). An attempt that produced nothing known is free; an
+// embedding answered is something known, though it has no output to count.
 func (rc *requestCtx) charge(a *AttemptRecord, u *llm.Usage, m *model) {
 	ls := rc.lease
-	if ls == nil || u.InputTokens == nil && u.OutputTokens == nil && a.outChars == 0 {
+	if ls == nil || u.InputTokens == nil && u.OutputTokens == nil && a.outChars == 0 && !a.embedded {
 		return
 	}
 	in, out := ls.input, (a.outChars+3)/4
@@ -344,10 +345,14 @@ func onModels(ru *rule) string {
 
 // tooManyTokens refuses a request whose reservation alone exceeds a tokens-per-minute limit:
 // no wait would let it in.
-func tooManyTokens(rc *requestCtx, ru *rule, reserved int64) *llm.Error {
+func tooManyTokens(rc *requestCtx, ru *rule, reserved int64, output bool) *llm.Error {
+	what, advice := "the input estimate plus the output maximum", "Lower the output maximum or shorten the input."
+	if !output { // an embedding: its input is all it reserves
+		what, advice = "the input estimate", "Send fewer or shorter inputs."
+	}
 	return &llm.Error{Status: http.StatusTooManyRequests, Type: llm.TypeRateLimit, Code: "rate_limit_exceeded", NoRetry: true,
-		Message: fmt.Sprintf("Request too large for key %s%s on tokens per minute (TPM): Limit %d, Requested %d (the input estimate plus the output maximum). Lower the output maximum or shorten the input.",
-			rc.key.Name, onModels(ru), ru.tpm, reserved)}
+		Message: fmt.Sprintf("Request too large for key %s%s on tokens per minute (TPM): Limit %d, Requested %d (%s). %s",
+			rc.key.Name, onModels(ru), ru.tpm, reserved, what, advice)}
 }
 
 func untilReset(w counters.Windows, now time.Time) time.Duration {

@@ -22,6 +22,7 @@ import (
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 )
 
 // The limits tests run on a fixed clock half a minute into a minute, so a window resets in
@@ -84,6 +85,7 @@ var doorCalls = []doorCall{
 	{"completions", "/v1/completions", `{"model":"m","prompt":"one two three"}`, nil, false},
 	{"messages", "/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"one two three"}]}`, []string{"Anthropic-Version", "2023-06-01"}, true},
 	{"responses", "/v1/responses", `{"model":"m","input":"one two three"}`, nil, false},
+	{"embeddings", "/v1/embeddings", `{"model":"e","input":"one two three"}`, nil, false},
 }
 
 func (c doorCall) do(t *testing.T, g *testGateway) *gatewaytest.Response {
@@ -107,7 +109,7 @@ func (c doorCall) errorCode(t *testing.T, r *gatewaytest.Response) string {
 
 // TestRateLimitOnEveryDoor: a key with 2 requests a minute gets them, each answer carrying
 // OpenAI's x-ratelimit-* headers, and then a 429 with Retry-After at the minute's end, in the
-// door's own error shape, on chat, completions, messages and responses alike.
+// door's own error shape, on chat, completions, messages, responses and embeddings alike.
 func TestRateLimitOnEveryDoor(t *testing.T) {
 	for _, c := range doorCalls {
 		t.Run(c.door, func(t *testing.T) {
@@ -115,7 +117,9 @@ func TestRateLimitOnEveryDoor(t *testing.T) {
 keys:
   - {name: app, value: `+limitedKey+`, rate: {requests_per_minute: 2, tokens_per_minute: 100000}}
 connections: {mock: {kind: mock}}
-models: {m: {max_output_tokens: 50, routes: [{connection: mock, model: echo}]}}
+models:
+  m: {max_output_tokens: 50, routes: [{connection: mock, model: echo}]}
+  e: {kind: embedding, dimensions: 8, routes: [{connection: mock, model: embed}]}
 `, limited(counters.NewMemory()))
 			for i, remaining := range []string{"1", "0"} {
 				r := c.do(t, g)
@@ -173,6 +177,11 @@ models:
     price: {input_per_mtok: 1000, output_per_mtok: 1000}   # $0.001 a token
     max_output_tokens: 50
     routes: [{connection: mock, model: echo}]
+  e:
+    kind: embedding
+    dimensions: 8
+    price: {input_per_mtok: 1000}
+    routes: [{connection: mock, model: embed}]
 `
 
 // TestBudgetExceededOnEveryDoor: once a key's day budget is spent the next request is a 429
@@ -186,7 +195,8 @@ func TestBudgetExceededOnEveryDoor(t *testing.T) {
 				c.body = strings.Replace(c.body, `"model":"m"`, `"model":"m","`+field+`":20`, 1)
 			}
 			// Requests are admitted while the day's spend is under $0.01 (the mock answers 3
-			// output tokens, and 3 input ones on the doors with messages: $0.003 to $0.006).
+			// output tokens, and 3 input ones on the doors with messages: $0.003 to $0.006; an
+			// embedding costs its 3 input tokens alone).
 			var spent int64
 			for i := 0; spent < 10_000_000; i++ {
 				if r := c.do(t, g); r.Status != 200 {
@@ -643,4 +653,76 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 	if err == nil || !strings.Contains(err.Error(), "counters.store is dynamodb, but this platform supplied no counter store") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// TestEmbeddingsReserveTheirInputAlone: an embeddings request reserves its input estimate (a
+// quarter of each text's characters, token ids as they are) and no output; it is charged the
+// input its route reported, or the estimate when the route reported none, at the model's
+// input price, which the attempt and request lines log as the cost; a reservation above
+// tokens_per_minute says what it counted.
+func TestEmbeddingsReserveTheirInputAlone(t *testing.T) {
+	noUsage := openaifake.New()
+	t.Cleanup(noUsage.Close)
+	const cfg = `
+keys: [{name: app, value: ` + limitedKey + `, rate: {tokens_per_minute: %d}, budget: {usd_per_day: 1}}]
+connections:
+  mock: {kind: mock}
+  silent: {kind: openai-compatible, base_url: "%s"}
+models:
+  e: {kind: embedding, dimensions: 2, price: {input_per_mtok: 1000}, routes: [{connection: mock, model: embed}]}
+  e-silent: {kind: embedding, dimensions: 2, price: {input_per_mtok: 1000}, routes: [{connection: silent, model: x}]}
+`
+	// "one two three four" and "five six": 5 and 2 tokens estimated, 4 and 2 words the mock
+	// reports.
+	const texts = `"input":["one two three four","five six"]`
+	for _, tc := range []struct {
+		name, body     string
+		reserved, used int64
+		cost           bool // the route reported usage, so the lines log a cost
+	}{
+		{"reported", `{"model":"e",` + texts + `}`, 7, 6, true},
+		{"not reported", `{"model":"e-silent",` + texts + `}`, 7, 7, false},
+		{"token ids", `{"model":"e","input":[[1,2,3],[4,5,6,7,8]]}`, 8, 8, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := counters.NewMemory()
+			g := newGateway(t, fmt.Sprintf(cfg, 1000, noUsage.BaseURL()), limited(store))
+			if strings.Contains(tc.body, "e-silent") {
+				noUsage.Enqueue(openaifake.Reply{Body: []byte(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.5]},{"object":"embedding","index":1,"embedding":[1,0]}],"model":"x"}`)})
+			}
+			// Served in this goroutine, so the request has been settled when ServeHTTP returns.
+			req := httptest.NewRequest(http.MethodPost, "/v1/embeddings", strings.NewReader(tc.body))
+			req.Header.Set("Authorization", "Bearer "+limitedKey)
+			r := httptest.NewRecorder()
+			g.Gateway.ServeHTTP(r, req)
+			if r.Code != 200 || r.Header().Get(gateway.HeaderRemainingTokens) != fmt.Sprint(1000-tc.reserved) {
+				t.Fatalf("%d, remaining tokens %q, want %d after reserving %d: %s", r.Code, r.Header().Get(gateway.HeaderRemainingTokens), 1000-tc.reserved, tc.reserved, r.Body)
+			}
+			c, err := store.Read(context.Background(), "app", counters.At(limitsNow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Value("", counters.Tokens); got != tc.used {
+				t.Errorf("%d tokens counted, want %d", got, tc.used)
+			}
+			if got := c.Value("", counters.SpendDay); got != tc.used*1_000_000 {
+				t.Errorf("%d nano-USD spent, want %d (input tokens at $0.001)", got, tc.used*1_000_000)
+			}
+			lines := []map[string]any{g.logs.Attempts(t, 1)[0], g.logs.AfterRequests(t, 1)[0]}
+			for _, l := range lines {
+				got, logged := l["cost_usd"].(float64)
+				if logged != tc.cost || tc.cost && got != float64(tc.used)*0.001 {
+					t.Errorf("%s line cost_usd = %v, want %v (logged: %v)", l["msg"], l["cost_usd"], float64(tc.used)*0.001, tc.cost)
+				}
+			}
+		})
+	}
+	t.Run("too large for the token limit", func(t *testing.T) {
+		g := newGateway(t, fmt.Sprintf(cfg, 5, noUsage.BaseURL()), limited(counters.NewMemory()))
+		r := g.Do(t, http.MethodPost, "/v1/embeddings", `{"model":"e",`+texts+`}`, "Authorization", "Bearer "+limitedKey)
+		if r.Status != 429 || r.Header.Get("X-Should-Retry") != "false" || r.ErrorObject(t)["code"] != "rate_limit_exceeded" ||
+			!bytes.Contains(r.Body, []byte("Limit 5, Requested 7 (the input estimate). Send fewer or shorter inputs.")) {
+			t.Fatalf("%d %q %s", r.Status, r.Header.Get("X-Should-Retry"), r.Body)
+		}
+	})
 }

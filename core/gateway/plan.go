@@ -20,9 +20,16 @@ import (
 // When the overlay has cooled every route that could serve, the cooled ones are tried anyway
 // (soonest-to-recover first): self-repair may steer traffic but never takes a model offline.
 func (g *Gateway) plan(m *model, req *llm.Request, rc *requestCtx) ([]*route, *llm.Error) {
+	return g.planBy(m, rc, req.Session, req.Op == llm.OpCompletion, func(rt *route) *llm.Error { return rt.provider.Check(req, rt.target) })
+}
+
+// planBy is plan for any request: check asks a route whether it can serve it (once per
+// route), session keeps a client session on one route under the weighted policy, and
+// completion says the request is a legacy completion, which routes marked chat-only refuse.
+func (g *Gateway) planBy(m *model, rc *requestCtx, session string, completion bool, check func(rt *route) *llm.Error) ([]*route, *llm.Error) {
 	order := m.routes
 	if m.cfg.Routing.Policy == config.PolicyWeighted && len(order) > 1 {
-		order = weightedOrder(order, req.Session)
+		order = weightedOrder(order, session)
 	}
 	now := g.now()
 	pin := ""
@@ -38,7 +45,7 @@ func (g *Gateway) plan(m *model, req *llm.Request, rc *requestCtx) ([]*route, *l
 			rc.skipped = append(rc.skipped, rt.id+": residency "+rt.residency+" is not the key's "+pin)
 			continue
 		}
-		if oe := rt.provider.Check(req, rt.target); oe != nil {
+		if oe := check(rt); oe != nil {
 			refusals = append(refusals, oe)
 			rc.skipped = append(rc.skipped, rt.id+": "+oe.Message)
 			continue
@@ -57,7 +64,7 @@ func (g *Gateway) plan(m *model, req *llm.Request, rc *requestCtx) ([]*route, *l
 					continue
 				}
 				if st.ChatOnly {
-					if req.Op == llm.OpCompletion {
+					if completion {
 						rc.skipped = append(rc.skipped, rt.id+": chat only")
 						refusals = append(refusals, llm.UnsupportedEndpoint(rc.model, rt.provider.Name()))
 						continue

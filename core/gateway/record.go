@@ -36,7 +36,7 @@ const (
 type AttemptRecord struct {
 	Time          time.Time
 	RequestID     string
-	Endpoint      string // chat | completions | messages
+	Endpoint      string // chat | completions | messages | count_tokens | embeddings
 	Model         string // gateway model
 	Route         string // connection/upstream-model
 	Connection    string
@@ -58,6 +58,7 @@ type AttemptRecord struct {
 
 	impossible []llm.ImpossibleCount // usage counts dropped, logged with the attempt
 	outChars   int                   // characters of output the client was sent, for estimates
+	embedded   bool                  // an embeddings answer: charged its input estimate when unreported
 }
 
 // Failed reports whether the attempt was a provider failure.
@@ -101,7 +102,11 @@ func (g *Gateway) setUsage(a *AttemptRecord, u *llm.Usage, m *model, rc *request
 	}
 	a.Usage = *u
 	rc.usage.Merge(u)
-	if c, ok := cost(m.cfg.Price, u); ok {
+	price := cost
+	if m.cfg.Embedding() {
+		price = embeddingCost
+	}
+	if c, ok := price(m.cfg.Price, u); ok {
 		a.CostUSD = &c
 		rc.costUSD += c
 		rc.costSet = true

@@ -43,7 +43,7 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		if !g.admitLimits(tw, r, d, rc, m, req) {
+		if !g.admitLimits(tw, r, d, rc, m, estimateTokens(req), m.reservedOutput(req)) {
 			return
 		}
 		defer g.settle(rc)
@@ -124,6 +124,9 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *re
 	rc.model, rc.stream = req.Model, req.Stream
 	rc.labels = labels(req, rc)
 	m, oe := g.lookup(req.Model, rc)
+	if oe == nil {
+		oe = m.servesChat()
+	}
 	if oe != nil {
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false

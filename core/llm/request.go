@@ -12,6 +12,7 @@
 //	delta.go     Delta, ToolCallDelta, Stream: a streamed answer, one increment at a time
 //	usage.go     Usage: token counts exactly as reported
 //	error.go     Error: a refusal or a failure, with the status that carries it
+//	embed.go     EmbedRequest, Embeddings: an embeddings request and its vectors
 //
 // The model is a superset of the doors' wires, shaped like Anthropic's content blocks (the
 // richest of them): a message is a role and ordered parts, tool calls and tool results are

@@ -1,5 +1,6 @@
-// Package openai holds the gateway's public wire: the OpenAI Chat Completions and Completions
-// request, response, chunk and error shapes, with strict decoding and validation.
+// Package openai holds the gateway's public wire: the OpenAI Chat Completions, Completions
+// and Embeddings (embeddings.go) request, response, chunk and error shapes, with strict
+// decoding and validation.
 //
 // Strictness is the point: a field the gateway does not implement is refused with a 400 naming
 // it, never silently dropped, so a client never believes a setting took effect when it did not.

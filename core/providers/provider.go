@@ -26,6 +26,10 @@ type Target struct {
 	// MaxOutputTokens is the gateway model's ceiling (0 when unset), for providers that demand
 	// an output maximum when the client sent none.
 	MaxOutputTokens int
+	// Dimensions and Task are an embedding model's vector length and task (models.X.dimensions
+	// and models.X.task); zero for a chat model.
+	Dimensions int
+	Task       string
 }
 
 // Provider serves one connection. Implementations are safe for concurrent use.

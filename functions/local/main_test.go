@@ -29,6 +29,18 @@ var (
 // startServer builds the server once per test run and starts it on cfg with extra flags.
 func startServer(t *testing.T, cfg string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startServerEnv(t, nil, append([]string{"-config", path}, args...)...)
+}
+
+// startServerEnv starts the server with args, in env when it is not nil (else this
+// process's environment).
+func startServerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "fngate-local-test")
 		if err != nil {
@@ -43,13 +55,9 @@ func startServer(t *testing.T, cfg string, args ...string) (*exec.Cmd, string) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cfg.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	addr := loopback.ForTest(t).Addr()
-	cmd := exec.Command(binPath, append([]string{"-config", path, "-addr", addr}, args...)...)
+	cmd := exec.Command(binPath, append([]string{"-addr", addr}, args...)...)
+	cmd.Env = env
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

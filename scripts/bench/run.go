@@ -49,14 +49,26 @@ var (
 	responsesWire = wire{"/v1/responses", func(model string, stream bool) string {
 		return fmt.Sprintf(`{"model":%q,"instructions":"You are a terse assistant.","input":%q,"store":false%s}`, model, prompt, streamField(stream))
 	}, []byte("event: response.completed")}
+	// embedWire is a batch of embedInputs texts of about ten words, as openai-go sends it;
+	// embed64Wire asks for base64, as the Python and Node SDKs do unless told otherwise.
+	embedWire   = wire{"/v1/embeddings", func(model string, _ bool) string { return embedBody(model, "float") }, nil}
+	embed64Wire = wire{"/v1/embeddings", func(model string, _ bool) string { return embedBody(model, "base64") }, nil}
 	// limitsWire is chat with the output maximum a priced model requires.
 	limitsWire = wire{"/v1/chat/completions", func(model string, stream bool) string {
 		return fmt.Sprintf(`{"model":%q,"max_completion_tokens":300,"messages":[{"role":"user","content":%q}]%s}`, model, prompt, streamField(stream))
 	}, []byte("data: [DONE]")}
 )
 
+func embedBody(model, format string) string {
+	texts := make([]string, embedInputs)
+	for i := range texts {
+		texts[i] = fmt.Sprintf(`"passage %d of the corpus, a sentence of about ten words"`, i)
+	}
+	return `{"model":"` + model + `","input":[` + strings.Join(texts, ",") + `],"encoding_format":"` + format + `"}`
+}
+
 // wires are the load mode's wires by name.
-var wires = map[string]wire{"chat": chatWire, "completions": completionsWire, "messages": messagesWire, "responses": responsesWire}
+var wires = map[string]wire{"chat": chatWire, "completions": completionsWire, "messages": messagesWire, "responses": responsesWire, "embeddings": embedWire}
 
 type target struct {
 	name  string
@@ -235,6 +247,8 @@ models:
   bench/responses: {routes: [{connection: openai, model: bench}]}
   bench/anthropic: {max_output_tokens: 1024, routes: [{connection: claude, model: bench}]}
   bench/hold: {routes: [{connection: hold, model: bench}]}
+  bench/embed: {kind: embedding, dimensions: 1536, routes: [{connection: up, model: bench}]}
+  bench/embed-openai: {kind: embedding, dimensions: 1536, routes: [{connection: openai, model: bench}]}
 `
 
 // limitsConfig is the gateway of the limits comparison: a priced model and two keys.
@@ -585,6 +599,17 @@ func run(opt options) error {
 	}
 	b.measure(scenario{"translation: chat door, OpenAI-wire vs Anthropic route, non-stream, 16 in flight", 16, false, translation(chatWire)})
 
+	// Embeddings: a batch of 16 texts, 1,536 dimensions, answered as decimals (about 600 KB).
+	// Through the proxy the upstream's bytes pass as they are; the gateway reads every number
+	// and writes it again, from decimals (an OpenAI-compatible route) or from the base64 it
+	// asks OpenAI for.
+	for _, c := range []int{1, 16} {
+		ts := floor(embedWire, "bench/embed")
+		ts = append(ts, target{"fngate, OpenAI route (base64 upstream)", "http://" + gwAddr, "bench/embed-openai", gw.Cmd.Process.Pid, embedWire, ""})
+		b.measure(scenario{fmt.Sprintf("embeddings, batch of 16 x 1536, float, %d in flight", c), c, false, ts})
+		b.measure(scenario{fmt.Sprintf("embeddings, batch of 16 x 1536, base64, %d in flight", c), c, false, floor(embed64Wire, "bench/embed-openai")})
+	}
+
 	if err := b.limits(ctx, tmp, gwBin, upAddr); err != nil {
 		return err
 	}
@@ -652,6 +677,13 @@ func (b *bench) goals() {
 			b.ratio(fmt.Sprintf("CPU us per 200-chunk stream, %d in flight", c), fmt.Sprintf("chat, 200-chunk stream, %d in flight", c), of, "reverse proxy", cpu)
 		}
 		b.ratio("req/s, non-stream, 64 in flight", "chat, non-stream, 64 in flight", of, "reverse proxy", rps)
+		for _, c := range []int{1, 16} {
+			for _, enc := range []string{"float", "base64"} {
+				l := fmt.Sprintf("embeddings, batch of 16 x 1536, %s, %d in flight", enc, c)
+				b.ratio("CPU us/req, "+l, l, of, "reverse proxy", cpu)
+				b.ratio("added p50 ms, "+l, l, of, "reverse proxy", added50)
+			}
+		}
 		for _, door := range []string{"completions", "messages (Anthropic route, pass-through)", "responses (OpenAI route, pass-through)"} {
 			for _, l := range []string{door + ", non-stream, 16 in flight", door + ", 200-chunk stream, 16 in flight", door + ", 200-event stream, 16 in flight"} {
 				b.ratio("CPU us/req, "+l, l, of, "reverse proxy", cpu)

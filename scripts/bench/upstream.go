@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -14,7 +18,8 @@ import (
 // The benchmark upstream answers with zero think time from bytes rendered once, so the
 // figures measure the hop under test, not the fake. It speaks every wire a front door passes
 // through or translates to: OpenAI Chat Completions, legacy Completions and Responses, and
-// Anthropic Messages, each as JSON and as SSE.
+// Anthropic Messages, each as JSON and as SSE; and OpenAI's embeddings (decimals, or base64
+// when asked).
 
 const streamChunks = 200
 
@@ -27,6 +32,16 @@ var (
 	textSSE      []byte
 	responsesJSN []byte
 	responsesSSE []byte
+	// embedFloat and embedBase64 answer a batch of embedInputs texts with embedDims-long
+	// vectors, as OpenAI writes them: decimals (each float32's float64 digits) or base64.
+	embedFloat  []byte
+	embedBase64 []byte
+)
+
+// The embeddings scenario: a batch of 16 texts, text-embedding-3-small's 1,536 dimensions.
+const (
+	embedInputs = 16
+	embedDims   = 1536
 )
 
 func init() {
@@ -61,6 +76,7 @@ func init() {
 	anthropicSSE = a.Bytes()
 	textJSON, textSSE = renderCompletions(text), renderCompletionsSSE()
 	responsesJSN, responsesSSE = renderResponses(text), renderResponsesSSE()
+	embedFloat, embedBase64 = embeddingsAnswers()
 	anthropicJSN = []byte(`{"id":"msg_bench","type":"message","role":"assistant","model":"bench","content":[{"type":"text","text":"` + text +
 		`"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":30,"output_tokens":150}}`)
 }
@@ -80,6 +96,16 @@ func serveUpstream(addr string, hold time.Duration) error {
 	})
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, anthropicJSN, anthropicSSE, hold)
+	})
+	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		out := embedFloat
+		if bytes.Contains(body, []byte(`"encoding_format":"base64"`)) {
+			out = embedBase64
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		_, _ = w.Write(out)
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -171,4 +197,38 @@ func renderResponsesSSE() []byte {
 	ev("response.completed", `"response":{"id":"resp_bench","object":"response","created_at":1700000000,"status":"completed","model":"bench","output":[`+
 		responsesMessage(all.String(), "completed")+`],"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":0},"output_tokens":200,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":230}}`)
 	return b.Bytes()
+}
+
+// embeddingsAnswers renders the embeddings answer in both encodings: vectors of pseudo-random
+// unit-scale floats, the same numbers in both.
+func embeddingsAnswers() (float, b64 []byte) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var f, b bytes.Buffer
+	for _, buf := range []*bytes.Buffer{&f, &b} {
+		buf.WriteString(`{"object":"list","data":[`)
+	}
+	raw := make([]byte, 0, 4*embedDims)
+	for i := range embedInputs {
+		if i > 0 {
+			f.WriteByte(',')
+			b.WriteByte(',')
+		}
+		head := `{"object":"embedding","index":` + strconv.Itoa(i) + `,"embedding":`
+		f.WriteString(head + "[")
+		raw = raw[:0]
+		for j := range embedDims {
+			v := float32(r.NormFloat64() / 40)
+			if j > 0 {
+				f.WriteByte(',')
+			}
+			f.WriteString(strconv.FormatFloat(float64(v), 'g', -1, 64))
+			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
+		}
+		f.WriteString("]}")
+		b.WriteString(head + `"` + base64.StdEncoding.EncodeToString(raw) + `"}`)
+	}
+	tail := `],"model":"bench","usage":{"prompt_tokens":160,"total_tokens":160}}`
+	f.WriteString(tail)
+	b.WriteString(tail)
+	return f.Bytes(), b.Bytes()
 }

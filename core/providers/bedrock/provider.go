@@ -52,6 +52,10 @@
 // Token counting (CountTokens) uses Bedrock's CountTokens, which counts Claude models; other
 // models report unsupported, and the gateway estimates.
 //
+// Embeddings (POST /v1/embeddings) go through InvokeModel with each family's own body: Amazon
+// Titan Text Embeddings take one text per call, Cohere Embed 96; a larger request is split
+// into that many calls, run a few at a time, and fails whole when one of them fails.
+//
 //	api.go                which API a route uses (Claude detection, route api)
 //	converse_check.go     what Converse refuses (checkConverse)
 //	converse_request.go   llm.Request -> Converse input
@@ -61,6 +65,9 @@
 //	invoke.go             InvokeModel with Anthropic's body (checkInvoke, invokeBody)
 //	invoke_stream.go      InvokeModelWithResponseStream chunks -> Anthropic's SSE for its translator
 //	count.go              CountTokens
+//	embeddings.go         embeddings through InvokeModel: the families, their checks and batches
+//	embeddings_titan.go   Amazon Titan Text Embeddings v2 (and v1): one text per call
+//	embeddings_cohere.go  Cohere Embed v3 and v4: 96 texts per call, the task as input_type
 //	errors.go             exceptions -> error classes, for every operation
 //	bodylimit.go          the bound on non-streamed answers
 package bedrock

@@ -11,6 +11,8 @@
 //	cut:N       streams N words, then breaks off the stream
 //	panic       panics before any output (proves a bug cannot take the instance down)
 //	panic:N     streams N words, then panics
+//	embed       embedding models only: deterministic unit vectors (embeddings.go); error:NNN
+//	            fails embeddings too
 //
 // Every behaviour honours the output settings of the extended profile as a backend would:
 // max_tokens caps its words (finish length), stop cuts its text at the first stop sequence
@@ -25,6 +27,7 @@ package mock
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,6 +76,9 @@ const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do e
 
 // CheckRoute refuses a route model the mock does not know, so a typo stops the start.
 func (p *Provider) CheckRoute(t providers.Target) error {
+	if t.Model == embedModel {
+		return errors.New("mock model embed serves embeddings: give its gateway model kind: embedding and dimensions")
+	}
 	_, _, err := parseBehaviour(t.Model)
 	return err
 }
@@ -111,7 +117,7 @@ func parseBehaviour(model string) (name string, n int, err error) {
 		}
 		return name, n, nil
 	}
-	return "", 0, fmt.Errorf("unknown mock model %q: use echo, lorem, tools, error:NNN, cut:N, panic or panic:N", model)
+	return "", 0, fmt.Errorf("unknown mock model %q: use echo, lorem, tools, error:NNN, cut:N, panic or panic:N (embed on embedding models)", model)
 }
 
 // answer is the whole deterministic answer for a request.

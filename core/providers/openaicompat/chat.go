@@ -20,6 +20,7 @@ type Provider struct {
 	chatURL        string // under base_url, with its query (config.JoinURL)
 	completionsURL string
 	responsesURL   string // the native Responses API, for the openai kind
+	embeddingsURL  string
 	apiKey         string
 	headers        map[string]string
 	client         *http.Client
@@ -56,8 +57,10 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	}
 	completionsURL, _ := config.JoinURL(base, "/completions") // base parsed just above
 	responsesURL, _ := config.JoinURL(base, "/responses")
+	embeddingsURL, _ := config.JoinURL(base, "/embeddings")
 	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL, responsesURL: responsesURL,
-		apiKey: conn.APIKey, headers: conn.Headers, client: client}, nil
+		embeddingsURL: embeddingsURL,
+		apiKey:        conn.APIKey, headers: conn.Headers, client: client}, nil
 }
 
 // Name is the display name.

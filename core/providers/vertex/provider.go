@@ -14,6 +14,8 @@
 //	                    and the count-tokens endpoint
 //	maas.go             the OpenAI-compatible endpoint (endpoints/openapi) over REST, through
 //	                    openaicompat's body writer, checks, parser and stream translator
+//	embeddings.go       text embeddings through Predict (text-embedding-005, gemini-embedding-001):
+//	                    the task type, batches, outputDimensionality
 //	errors.go           gRPC statuses -> classified provider errors
 //	transport.go        credentials and the gRPC clients, each made once on first use
 //

@@ -11,8 +11,9 @@
 // roles, toolConfig present whenever toolUse or toolResult blocks are, no blank text, tool ids
 // and names in Bedrock's alphabet, tool results answering the calls just before them), and
 // InvokeModel bodies as Bedrock's Anthropic body (ValidateInvoke: anthropic_version, no model
-// or stream, anthropic_beta a list, then Anthropic's own rules through anthropicfake),
-// answering ValidationException otherwise. Streams use the real binary event-stream encoding:
+// or stream, anthropic_beta a list, then Anthropic's own rules through anthropicfake), or, for
+// the embedding models (Amazon Titan Text Embeddings, Cohere Embed), as their own bodies
+// (ValidateEmbedding, embeddings.go), answering ValidationException otherwise. Streams use the real binary event-stream encoding:
 // ConverseStream's events, or InvokeModel's chunk events carrying base64 Anthropic events.
 //
 // Answers are scripted per model id: each request to a model takes the next scripted Answer,
@@ -29,6 +30,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -159,6 +161,14 @@ type Server struct {
 	// on its own in 600 streams here; the delay stays as the documented safe default.
 	// Default 30ms.
 	StreamDelay time.Duration
+	// EmbedDelay is the pause before an embedding model's answer, for the failure StreamDelay
+	// describes, whose cause is this: smithy-go's ClientHandler closes the request body as soon
+	// as http.Client.Do returns, and when the answer's headers come back before net/http's
+	// write loop has read the body's end, that loop fails and closes the connection the answer
+	// is being read from. Embedding answers written within microseconds of the request (tens of
+	// KB, many calls a request) failed so about once in a few thousand calls with a 5ms pause.
+	// Real Bedrock never answers that fast. Default 30ms, as StreamDelay.
+	EmbedDelay time.Duration
 	// Betas, when set, are the anthropic_beta flags InvokeModel accepts; others get the
 	// ValidationException Bedrock answers an unknown flag with.
 	Betas []string
@@ -185,7 +195,7 @@ func StartTLS() *Server {
 }
 
 func newServer() *Server {
-	return &Server{StreamDelay: 30 * time.Millisecond, scripts: map[string][]Answer{}, served: map[string]int{}}
+	return &Server{StreamDelay: 30 * time.Millisecond, EmbedDelay: 30 * time.Millisecond, scripts: map[string][]Answer{}, served: map[string]int{}}
 }
 
 func (s *Server) mux() *http.ServeMux {
@@ -229,10 +239,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 		return
 	}
 	var msg string
-	switch op {
-	case OpInvoke, OpInvokeStream:
+	embedding := embeddingFamily(model) != ""
+	switch {
+	case embedding && op == OpInvoke:
+		msg = ValidateEmbedding(model, body)
+	case embedding:
+		msg = "The provided model doesn't support " + op + "."
+	case op == OpInvoke, op == OpInvokeStream:
 		msg = ValidateInvoke(body, s.Betas)
-	case OpCountTokens:
+	case op == OpCountTokens:
 		msg = ValidateCount(body, s.Betas)
 	default:
 		msg = Validate(body)
@@ -261,7 +276,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 		return
 	case OpInvoke:
 		out = []byte(a.Body)
-		if a.Body == "" {
+		if a.Body == "" && embedding {
+			var tokens int
+			out, tokens = embeddingAnswer(model, body)
+			w.Header().Set("X-Amzn-Bedrock-Input-Token-Count", strconv.Itoa(tokens))
+		} else if a.Body == "" {
 			out = []byte(anthropicAnswer(&a).JSON(""))
 		}
 	case OpCountTokens:
@@ -272,6 +291,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op string) {
 	if err != nil {
 		writeException(w, &Exception{Type: "InternalServerException", Message: "bad script: " + err.Error()})
 		return
+	}
+	if embedding {
+		time.Sleep(s.EmbedDelay)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)

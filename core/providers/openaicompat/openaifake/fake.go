@@ -2,7 +2,8 @@
 // legacy Completions (fake.go) and the Responses API (responses.go). It speaks the real wire
 // (JSON, and SSE with a role-first chunk, tool-call fragments, a finish chunk, the usage chunk
 // and [DONE]; Responses' numbered events) and plays scripted faults: error statuses, stalls,
-// cuts, malformed chunks and in-band error events.
+// cuts, malformed chunks and in-band error events. It serves POST /v1/embeddings too
+// (embeddings.go), validating as OpenAI does and answering deterministic vectors.
 package openaifake
 
 import (
@@ -59,6 +60,11 @@ type Reply struct {
 	Body        []byte
 	Inject      []byte
 	InjectAfter int
+
+	// Embeddings: EmbedDims answers vectors of this length whatever was asked (a server
+	// that ignores dimensions); Reversed lists the items last first, each under its index.
+	EmbedDims int
+	Reversed  bool
 }
 
 // ToolCall is a scripted tool call; Arguments is split into several fragments when streamed.
@@ -81,6 +87,9 @@ type Server struct {
 	*httptest.Server
 	Default Reply
 	Script  func(Request) Reply
+	// EmbedDims is the length of the vectors of a model not in EmbeddingDims, when the
+	// request does not ask for one (default 16).
+	EmbedDims int
 
 	mu       sync.Mutex
 	queue    []Reply
@@ -90,7 +99,7 @@ type Server struct {
 
 // New starts a fake on loopback.
 func New() *Server {
-	s := &Server{Default: Reply{Text: "ok", PromptTokens: 5, CompletionTokens: 1}}
+	s := &Server{Default: Reply{Text: "ok", PromptTokens: 5, CompletionTokens: 1}, EmbedDims: 16}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -138,6 +147,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/embeddings":
+		s.embeddings(w, r, body, raw)
+		return
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model","created":0,"owned_by":"fake"}]}`)
 		return

@@ -1,7 +1,7 @@
 // Package vertexfake is a local stand-in for Vertex AI, for tests of anything that talks to
 // it: a PredictionService gRPC server (GenerateContent, StreamGenerateContent, RawPredict,
-// StreamRawPredict), LlmUtilityService's CountTokens on the same address, and the
-// OpenAI-compatible REST endpoint.
+// StreamRawPredict, and Predict for text embeddings: embeddings.go), LlmUtilityService's
+// CountTokens on the same address, and the OpenAI-compatible REST endpoint.
 //
 // The gRPC server checks each request as Vertex AI does (resource names, Gemini's turn and
 // function-response rules, tool declarations, media parts and generation settings, Claude
@@ -70,7 +70,7 @@ type Reply struct {
 
 // Request is one call the fake received.
 type Request struct {
-	Method   string // GenerateContent, StreamGenerateContent, CountTokens, RawPredict or StreamRawPredict
+	Method   string // GenerateContent, StreamGenerateContent, CountTokens, RawPredict, StreamRawPredict or Predict
 	Resource string // the model (Gemini) or endpoint (Claude) resource name
 	// Generate is a Gemini request; for CountTokens, the request's contents, system
 	// instruction, tools and generation settings as one.
@@ -78,8 +78,10 @@ type Request struct {
 	// Body and ContentType are the HttpBody of a Claude call.
 	Body        []byte
 	ContentType string
-	Metadata    metadata.MD
-	Peer        string // the client's address: one per connection
+	// Predict is an embeddings call.
+	Predict  *aiplatformpb.PredictRequest
+	Metadata metadata.MD
+	Peer     string // the client's address: one per connection
 	// Rejected is the INVALID_ARGUMENT the fake answered for an invalid request, or nil.
 	Rejected error
 }
