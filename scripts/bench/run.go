@@ -487,8 +487,6 @@ func run(opt options) error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	loadBefore := loadAvg()
 
 	fmt.Fprintln(os.Stderr, "building the local server...")
@@ -540,6 +538,9 @@ func run(opt options) error {
 		}
 		defer base.Stop()
 	}
+	// Building can take minutes on a busy machine; the processes then get 30 s to listen.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	for _, a := range []string{upAddr, holdAddr, proxyAddr, holdProxyAddr, gwAddr} {
 		if err := proc.WaitListening(ctx, a); err != nil {
 			return err
@@ -610,7 +611,7 @@ func run(opt options) error {
 		b.measure(scenario{fmt.Sprintf("embeddings, batch of 16 x 1536, base64, %d in flight", c), c, false, floor(embed64Wire, "bench/embed-openai")})
 	}
 
-	if err := b.limits(ctx, tmp, gwBin, upAddr); err != nil {
+	if err := b.limits(tmp, gwBin, upAddr); err != nil {
 		return err
 	}
 
@@ -701,7 +702,7 @@ func (b *bench) goals() {
 // limits runs a second gateway process with two keys on one priced model, one key without
 // limits and one held to a rate limit and a budget on the memory store, so the difference is
 // the limiter alone (admission, the attempt's charge, the settlement).
-func (b *bench) limits(ctx context.Context, tmp, gwBin, upAddr string) error {
+func (b *bench) limits(tmp, gwBin, upAddr string) error {
 	if b.opt.only != nil && !b.opt.only.MatchString("limits") {
 		return nil
 	}
@@ -711,6 +712,8 @@ func (b *bench) limits(ctx context.Context, tmp, gwBin, upAddr string) error {
 		return err
 	}
 	defer lim.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if err := proc.WaitListening(ctx, limAddr); err != nil {
 		return err
 	}
