@@ -17,8 +17,12 @@ CONFIG ?=
 .PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package package-gcf build-GatewayFunction clean \
 	build-remediation package-remediation build-RemediationFunction package-gcf-remediation
 
+# make run says what a first build downloads and how long it takes, then serves. VERTEX=auto
+# builds the Vertex AI provider in when GOOGLE_CLOUD_PROJECT is set or its SDK is already in
+# the module cache (VERTEX=1 always, VERTEX=0 never): see scripts/run-local.sh.
+VERTEX ?= auto
 run:
-	$(GO) run ./functions/local $(ARGS)
+	@GO="$(GO)" BUILD_DIR="$(BUILD_DIR)" VERTEX="$(VERTEX)" ./scripts/run-local.sh $(ARGS)
 
 test:
 	$(GO) vet ./...
@@ -65,17 +69,21 @@ build-remediation:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(REMEDIATION_DIR)/bootstrap ./events/eventbridge
 
 # Its zip for Terraform (remediation_package_zip): bootstrap at the root, reproducible like
-# `make package`.
+# `make package`. CONFIG=path packs the gateway's config beside it too: the function reads it
+# for which routes run where (a provider incident cools the routes in its region).
 package-remediation: build-remediation
-	@rm -f $(BUILD_DIR)/remediation.zip
-	touch -t 202001010000 $(REMEDIATION_DIR)/bootstrap
-	cd $(REMEDIATION_DIR) && zip -qX9 ../remediation.zip bootstrap
+	@rm -f $(REMEDIATION_DIR)/fngate.yaml $(BUILD_DIR)/remediation.zip
+	$(if $(CONFIG),cp $(CONFIG) $(REMEDIATION_DIR)/fngate.yaml)
+	touch -t 202001010000 $(REMEDIATION_DIR)/bootstrap $(if $(CONFIG),$(REMEDIATION_DIR)/fngate.yaml)
+	cd $(REMEDIATION_DIR) && zip -qX9 ../remediation.zip bootstrap $(if $(CONFIG),fngate.yaml)
 	@ls -l $(REMEDIATION_DIR)/bootstrap $(BUILD_DIR)/remediation.zip
 
-# sam build runs this for RemediationFunction with ARTIFACTS_DIR set.
+# sam build runs this for RemediationFunction with ARTIFACTS_DIR set (and CONFIG, as for the
+# gateway).
 build-RemediationFunction: build-remediation
 	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is run by sam build"; exit 1; }
 	cp $(REMEDIATION_DIR)/bootstrap $(ARTIFACTS_DIR)/bootstrap
+	$(if $(CONFIG),cp $(CONFIG) $(ARTIFACTS_DIR)/fngate.yaml)
 
 # The Cloud Functions runner for local runs (Cloud Build compiles its own from the upload).
 build-gcf:

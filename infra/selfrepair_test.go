@@ -41,10 +41,12 @@ import (
 
 // The two delivery paths on AWS, and the resources only one of them may have.
 var (
-	samEventBridgeOnly = []string{"ProviderErrorBus", "ProviderErrorRule", "ProviderErrorRuleInvoke", "RemediationDeadLetterQueuePolicy"}
+	samEventBridgeOnly = []string{"ProviderErrorBus", "ProviderErrorRule", "ProviderErrorRuleInvoke"}
 	samLogsOnly        = []string{"ProviderErrorSubscription", "ProviderErrorSubscriptionInvoke"}
 	samAlways          = []string{"RouteStateTable", "RemediationLogGroup", "RemediationDeadLetterQueue", "RemediationFunction",
-		"SweepSchedule", "SweepScheduleRole", "RemediationActionsAlarm", "GatewayFunction"}
+		"SweepSchedule", "SweepScheduleRole", "RemediationActionsAlarm", "GatewayFunction",
+		"RemediationDeadLetterQueuePolicy", "ProviderHealthRule", "ProviderHealthRuleInvoke",
+		"RemediationUnexplainedBurstsAlarm", "ProviderIncidentBurstsAlarm"}
 )
 
 // maxEventAge is REMEDIATION_MAX_EVENT_AGE's default: retrying an event longer is pointless,
@@ -345,6 +347,8 @@ func TestTemplateSelfRepair(t *testing.T) {
 			checkTable(t, v)
 			checkSweep(t, v)
 			checkAlarm(t, v, "dry_run")
+			checkHealthRule(t, v, eventBridge)
+			checkBurstAlarms(t, v, "dry_run")
 			if eventBridge {
 				checkRule(t, v)
 			} else {
@@ -449,8 +453,10 @@ func checkAlarm(t *testing.T, v *samView, mode string) {
 		t.Fatalf("RemediationActionsAlarm metrics = %+v, want one Metrics Insights query", a.Metrics)
 	}
 	q := *a.Metrics[0].Expression
-	if !strings.HasPrefix(q, wantFrom) || !strings.HasSuffix(q, fmt.Sprintf("WHERE Mode = '%s'", mode)) {
-		t.Errorf("alarm query %q, want %s ... WHERE Mode = '%s'", q, wantFrom, mode)
+	// A provider incident's own actions are the incident alarm's, not a spike on-call fixes.
+	wantWhere := fmt.Sprintf("WHERE Mode = '%s' AND Action != '%s' AND Action != '%s'", mode, remediation.IncidentCool, remediation.IncidentEnable)
+	if !strings.HasPrefix(q, wantFrom) || !strings.HasSuffix(q, wantWhere) {
+		t.Errorf("alarm query %q, want %s ... %s", q, wantFrom, wantWhere)
 	}
 	if strings.Contains(q, "SEARCH(") {
 		t.Errorf("alarms cannot evaluate SEARCH expressions: %q", q)
@@ -492,15 +498,28 @@ func checkRule(t *testing.T, v *samView) {
 		dig(perm, "FunctionName") != "Ref:RemediationFunction" || dig(perm, "Action") != "lambda:InvokeFunction" {
 		t.Errorf("ProviderErrorRuleInvoke = %v", perm)
 	}
+	checkDeadLetterConsent(t, v, "ProviderErrorRule")
+}
+
+// checkDeadLetterConsent finds the queue policy statement that lets EventBridge send the
+// rule's dead letters, and only that rule's.
+func checkDeadLetterConsent(t *testing.T, v *samView, rule string) {
+	t.Helper()
 	qp := dig(v.res, "RemediationDeadLetterQueuePolicy", "Properties")
 	if q := strs(dig(qp, "Queues")); !slices.Equal(q, []string{"Ref:RemediationDeadLetterQueue"}) {
 		t.Errorf("queue policy is on %v", q)
 	}
-	st := dig(qp, "PolicyDocument", "Statement", 0)
-	if got := grants(dig(qp, "PolicyDocument", "Statement")); !slices.Equal(got, []string{"sqs:SendMessage on GetAtt:RemediationDeadLetterQueue.Arn"}) ||
-		dig(st, "Principal", "Service") != "events.amazonaws.com" || dig(st, "Condition", "ArnEquals", "aws:SourceArn") != "GetAtt:ProviderErrorRule.Arn" {
-		t.Errorf("queue policy = %v; want events.amazonaws.com to SendMessage for this rule only", st)
+	for _, st := range dig(qp, "PolicyDocument", "Statement").([]any) {
+		if st == nil || dig(st, "Condition", "ArnEquals", "aws:SourceArn") != "GetAtt:"+rule+".Arn" {
+			continue
+		}
+		if got := grants([]any{st}); !slices.Equal(got, []string{"sqs:SendMessage on GetAtt:RemediationDeadLetterQueue.Arn"}) ||
+			dig(st, "Principal", "Service") != "events.amazonaws.com" {
+			t.Errorf("queue policy statement for %s = %v; want events.amazonaws.com to SendMessage", rule, st)
+		}
+		return
 	}
+	t.Errorf("the queue policy has no statement for %s's dead letters", rule)
 }
 
 func checkSubscription(t *testing.T, v *samView) {
@@ -535,6 +554,13 @@ func TestMakefileRemediationTargets(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("build-RemediationFunction lacks %q:\n%s", want, out)
 		}
+	}
+	// With CONFIG the gateway's config goes beside the bootstrap, as for the gateway: the
+	// function reads its routes (the inventory provider incidents cool).
+	cmd = exec.Command(mk, "-n", "build-RemediationFunction", "ARTIFACTS_DIR=/sam/artifacts", "CONFIG=/src/fngate.yaml")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "cp /src/fngate.yaml /sam/artifacts/fngate.yaml") {
+		t.Errorf("build-RemediationFunction CONFIG=... does not pack the config: %v\n%s", err, out)
 	}
 	if testing.Short() {
 		t.Skip("-short: not building the package")
@@ -657,7 +683,7 @@ func tfContext(t *testing.T, m *module, overrides map[string]cty.Value) *hcl.Eva
 
 func sentinel(prefix string) cty.Value {
 	attrs := map[string]cty.Value{}
-	for _, a := range []string{"name", "arn", "id", "function_name", "email", "member", "writer_identity", "number", "location", "json", "region", "account_id"} {
+	for _, a := range []string{"name", "arn", "id", "function_name", "email", "member", "writer_identity", "number", "location", "json", "region", "account_id", "secret_id", "version"} {
 		attrs[a] = cty.StringVal(prefix + "." + a)
 	}
 	return cty.ObjectVal(attrs)
@@ -836,7 +862,7 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 
 			// Exactly one delivery path.
 			ebOnly := [][2]string{{"aws_cloudwatch_event_bus", "provider_errors"}, {"aws_cloudwatch_event_rule", "provider_errors"},
-				{"aws_cloudwatch_event_target", "remediation"}, {"aws_lambda_permission", "events"}, {"aws_sqs_queue_policy", "remediation_dlq"}}
+				{"aws_cloudwatch_event_target", "remediation"}, {"aws_lambda_permission", "events"}}
 			logsOnly := [][2]string{{"aws_cloudwatch_log_subscription_filter", "provider_errors"}, {"aws_lambda_permission", "logs"}}
 			for _, r := range ebOnly {
 				if n := count(t, ctx, m.find("resource", r[0], r[1])); (n == 1) != eventBridge || n > 1 {
@@ -948,9 +974,11 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 
 			// The alarm's query sums the engine's metric in the current mode.
 			q := valString(t, ctx, child(m.find("resource", "aws_cloudwatch_metric_alarm", "remediation_actions"), "metric_query"), "expression")
-			if !strings.HasPrefix(q, "SELECT SUM(RemediationActions) FROM SCHEMA(fngate, Action, Mode)") || !strings.HasSuffix(q, "WHERE Mode = 'dry_run'") {
+			if !strings.HasPrefix(q, "SELECT SUM(RemediationActions) FROM SCHEMA(fngate, Action, Mode)") ||
+				!strings.HasSuffix(q, "WHERE Mode = 'dry_run' AND Action != 'incident_cool' AND Action != 'incident_enable'") {
 				t.Errorf("alarm query %q", q)
 			}
+			checkTerraformAWSHealth(t, m, ctx, eventBridge)
 
 			if eventBridge {
 				rule := m.find("resource", "aws_cloudwatch_event_rule", "provider_errors")
@@ -974,13 +1002,7 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 				if valString(t, ctx, perm, "principal") != "events.amazonaws.com" || valString(t, ctx, perm, "source_arn") != "aws_cloudwatch_event_rule.provider_errors.arn" {
 					t.Errorf("events permission wrong")
 				}
-				g, st := policy(t, ctx, m.find("data", "aws_iam_policy_document", "remediation_dlq"))
-				cond := child(st[0].b, "condition")
-				if !slices.Equal(g, []string{"sqs:SendMessage on aws_sqs_queue.remediation_dlq.arn"}) ||
-					valStrings(t, ctx, child(st[0].b, "principals"), "identifiers")[0] != "events.amazonaws.com" ||
-					valString(t, ctx, cond, "test") != "ArnEquals" || valStrings(t, ctx, cond, "values")[0] != "aws_cloudwatch_event_rule.provider_errors.arn" {
-					t.Errorf("queue policy: want events.amazonaws.com to SendMessage for this rule only, got %q", g)
-				}
+				tfDeadLetterConsent(t, ctx, m, "aws_cloudwatch_event_rule.provider_errors.arn")
 			} else {
 				sub := m.find("resource", "aws_cloudwatch_log_subscription_filter", "provider_errors")
 				if valString(t, ctx, sub, "log_group_name") != "aws_cloudwatch_log_group.gateway.name" || valString(t, ctx, sub, "destination_arn") != "aws_lambda_function.remediation.arn" {
@@ -1168,9 +1190,11 @@ func TestTerraformGCPSelfRepair(t *testing.T) {
 		}
 	}
 	alert := child(child(m.find("resource", "google_monitoring_alert_policy", "remediation_actions"), "conditions"), "condition_threshold")
-	if f := valString(t, ctx, alert, "filter"); !strings.Contains(f, "logging.googleapis.com/user/google_logging_metric.remediation_actions.name") || !strings.Contains(f, `metric.label.mode = "dry_run"`) {
+	if f := valString(t, ctx, alert, "filter"); !strings.Contains(f, "logging.googleapis.com/user/google_logging_metric.remediation_actions.name") || !strings.Contains(f, `metric.label.mode = "dry_run"`) ||
+		!strings.HasSuffix(f, `AND metric.label.action != "incident_cool" AND metric.label.action != "incident_enable"`) {
 		t.Errorf("alert filter %s", f)
 	}
+	checkTerraformGCPHealth(t, m, ctx)
 
 	// IAM, per docs/remediation.md; Firestore roles limited to the route-state database.
 	for name, want := range map[string][2]string{
@@ -1337,7 +1361,7 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 	// Invoke permissions come only from the template's own, conditional resources.
 	for name, typ := range got.Types {
 		if typ == "AWS::Lambda::Permission" && !slices.Contains([]string{"GatewayUrlPublicInvokeUrl", "GatewayUrlPublicInvokeFunction",
-			"ProviderErrorRuleInvoke", "ProviderErrorSubscriptionInvoke"}, name) {
+			"ProviderErrorRuleInvoke", "ProviderErrorSubscriptionInvoke", "ProviderHealthRuleInvoke"}, name) {
 			t.Errorf("SAM translation created a Lambda permission %s", name)
 		}
 	}

@@ -35,34 +35,55 @@ type Files struct {
 // LoadConfig reads FNGATE_CONFIG_YAML, else the file FNGATE_CONFIG, else the packaged file,
 // else the embedded default, and says which for the start-up log line.
 func LoadConfig(ctx context.Context, getenv func(string) string, files Files, opt config.Options) (*config.Config, string, error) {
+	data, from, err := ReadConfig(getenv, files)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := config.Parse(ctx, data, opt)
+	switch {
+	case err == nil:
+		return cfg, from, nil
+	case from == EnvConfigYAML:
+		return nil, "", fmt.Errorf("config from %s: %w", EnvConfigYAML, err)
+	case from == embeddedDefault:
+		return nil, "", fmt.Errorf("embedded default config: %w", err)
+	}
+	return nil, "", fmt.Errorf("config %s: %w", from, err)
+}
+
+const embeddedDefault = "embedded default"
+
+// ReadConfig returns the config's YAML from where LoadConfig would take it, unparsed, and
+// says where that is: for a function that reads a few fields of the gateway's config (the
+// remediation functions' route inventory) without the gateway's secrets and environment.
+func ReadConfig(getenv func(string) string, files Files) ([]byte, string, error) {
 	inline, path := getenv(EnvConfigYAML), getenv(EnvConfigPath)
 	switch {
 	case inline != "" && path != "":
 		return nil, "", fmt.Errorf("both %s and %s are set; set one", EnvConfigYAML, EnvConfigPath)
 	case inline != "":
-		cfg, err := config.Parse(ctx, []byte(inline), opt)
-		if err != nil {
-			return nil, "", fmt.Errorf("config from %s: %w", EnvConfigYAML, err)
-		}
-		return cfg, EnvConfigYAML, nil
+		return []byte(inline), EnvConfigYAML, nil
 	case path != "":
 		if files.Root != "" && !filepath.IsAbs(path) {
 			path = filepath.Join(files.Root, path)
 		}
-		cfg, err := config.Load(ctx, path, opt)
-		return cfg, path, err
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, "", fmt.Errorf("config: %w", err)
+		}
+		return data, path, nil
 	}
 	if files.Packaged != "" {
 		packaged := filepath.Join(files.Root, files.Packaged)
-		if _, err := os.Stat(packaged); err == nil {
-			cfg, err := config.Load(ctx, packaged, opt)
-			return cfg, packaged, err
-		} else if !errors.Is(err, os.ErrNotExist) {
+		data, err := os.ReadFile(packaged)
+		if err == nil {
+			return data, packaged, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
 			return nil, "", fmt.Errorf("config: %w", err)
 		}
 	}
-	cfg, err := config.Default(ctx, opt)
-	return cfg, "embedded default", err
+	return config.DefaultYAML(), embeddedDefault, nil
 }
 
 // CheckPublic refuses a config for a public endpoint that has no client keys, unless it says

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -68,4 +70,18 @@ func expand(s string, getenv func(string) string) (out string, unset []string, m
 		}
 		s = s[i+end+1:]
 	}
+}
+
+// ExpandEnv substitutes ${VAR} and ${VAR:-default} in one value as Parse does, for tools
+// that read a few fields of a config without loading it (the remediation functions' route
+// inventory). An unset variable without a default, or a malformed reference, is an error.
+func ExpandEnv(s string, getenv func(string) string) (string, error) {
+	out, unset, malformed := expand(s, getenv)
+	switch {
+	case malformed != "":
+		return "", errors.New(malformed)
+	case len(unset) > 0:
+		return "", fmt.Errorf("${%s} is not set", strings.Join(unset, "}, ${"))
+	}
+	return out, nil
 }

@@ -181,4 +181,29 @@ func (f *File) Snapshots(_ context.Context, limit int) ([]Snapshot, error) {
 	return t.snapshots(limit), nil
 }
 
+func (f *File) Incident(_ context.Context, id string) (Incident, error) {
+	t, err := f.load()
+	if err != nil {
+		return Incident{}, err
+	}
+	return t.incident(id), nil
+}
+
+func (f *File) PutIncident(_ context.Context, in Incident) (Incident, error) {
+	var out Incident
+	err := f.update(func(t *tables) (err error) {
+		out, err = t.putIncident(in)
+		return err
+	})
+	return out, err
+}
+
+func (f *File) Incidents(context.Context) ([]Incident, error) {
+	t, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return t.incidents(), nil
+}
+
 var _ Store = (*File)(nil)

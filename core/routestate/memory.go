@@ -74,4 +74,22 @@ func (m *Memory) Snapshots(_ context.Context, limit int) ([]Snapshot, error) {
 	return m.t.snapshots(limit), nil
 }
 
+func (m *Memory) Incident(_ context.Context, id string) (Incident, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.t.incident(id), nil
+}
+
+func (m *Memory) PutIncident(_ context.Context, in Incident) (Incident, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.t.putIncident(in)
+}
+
+func (m *Memory) Incidents(context.Context) ([]Incident, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.t.incidents(), nil
+}
+
 var _ Store = (*Memory)(nil)

@@ -37,21 +37,23 @@ func Restore(ctx context.Context, s Store, actionID string, now time.Time, force
 		return Snapshot{}, err
 	}
 	if cur.Version != old.After.Version && !force {
-		return Snapshot{}, fmt.Errorf("%w: %s is at version %d (%s), the action left version %d; rerun with force to restore anyway",
+		return Snapshot{}, fmt.Errorf("%w: %s is at version %d (%s), the action left version %d (forcing the restore would undo the later change too)",
 			ErrChanged, old.Route, cur.Version, cur.Status, old.After.Version)
 	}
 	eventID := "rollback:" + actionID
 	next := State{
-		Route:     old.Route,
-		Status:    old.Before.Status,
-		Until:     old.Before.Until,
-		Reason:    old.Before.Reason,
-		ChatOnly:  old.Before.ChatOnly,
-		EventID:   eventID,
-		ActionID:  NewActionID(now, eventID, old.Route, fmt.Sprint(cur.Version)),
-		Since:     now,
-		Version:   cur.Version,
-		UpdatedAt: now,
+		Route:        old.Route,
+		Status:       old.Before.Status,
+		Until:        old.Before.Until,
+		Reason:       old.Before.Reason,
+		Incident:     old.Before.Incident,
+		IncidentLink: old.Before.IncidentLink,
+		ChatOnly:     old.Before.ChatOnly,
+		EventID:      eventID,
+		ActionID:     NewActionID(now, eventID, old.Route, fmt.Sprint(cur.Version)),
+		Since:        now,
+		Version:      cur.Version,
+		UpdatedAt:    now,
 	}
 	if next.Status == "" {
 		next.Status = Active

@@ -19,6 +19,11 @@ type State struct {
 	Status Status    `json:"status" dynamodbav:"status" firestore:"status"`
 	Until  time.Time `json:"until,omitzero" dynamodbav:"until,omitempty" firestore:"until,omitempty"`
 	Reason string    `json:"reason,omitempty" dynamodbav:"reason,omitempty" firestore:"reason,omitempty"`
+	// Incident and IncidentLink name the provider's own incident that cooled the route (an AWS
+	// Health event ARN, a Google Cloud Service Health event, and where to read it): its
+	// resolution clears only the routes that carry its id.
+	Incident     string `json:"incident,omitempty" dynamodbav:"incident,omitempty" firestore:"incident,omitempty"`
+	IncidentLink string `json:"incident_link,omitempty" dynamodbav:"incident_link,omitempty" firestore:"incident_link,omitempty"`
 	// ChatOnly marks a route whose upstream refused the legacy completions endpoint.
 	ChatOnly bool `json:"chat_only,omitempty" dynamodbav:"chat_only,omitempty" firestore:"chat_only,omitempty"`
 	// EventID is the delivery that caused the last change.

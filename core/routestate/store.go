@@ -42,6 +42,14 @@ type Store interface {
 	Snapshot(ctx context.Context, actionID string) (Snapshot, error)
 	// Snapshots returns up to limit snapshots, newest first.
 	Snapshots(ctx context.Context, limit int) ([]Snapshot, error)
+	// Incident returns the provider incident with that id, or Incident{ID: id} with Version 0
+	// when the store has none.
+	Incident(ctx context.Context, id string) (Incident, error)
+	// PutIncident replaces the incident if its stored version still equals in.Version and
+	// returns what was stored, with Version incremented.
+	PutIncident(ctx context.Context, in Incident) (Incident, error)
+	// Incidents returns every incident recorded, sorted by id.
+	Incidents(ctx context.Context) ([]Incident, error)
 }
 
 // Lister is what the gateway's cache needs from a store.

@@ -14,6 +14,7 @@ type tables struct {
 	Windows   map[string]Window   `json:"windows,omitempty"`
 	Claims    map[string]Claim    `json:"claims,omitempty"`
 	Snapshots map[string]Snapshot `json:"snapshots,omitempty"`
+	Incidents map[string]Incident `json:"incidents,omitempty"`
 }
 
 func (t *tables) init() {
@@ -28,6 +29,9 @@ func (t *tables) init() {
 	}
 	if t.Snapshots == nil {
 		t.Snapshots = map[string]Snapshot{}
+	}
+	if t.Incidents == nil {
+		t.Incidents = map[string]Incident{}
 	}
 }
 
@@ -125,4 +129,32 @@ func (t *tables) pruneClaims(now time.Time) {
 			delete(t.Claims, id)
 		}
 	}
+}
+
+func (t *tables) incident(id string) Incident {
+	in, ok := t.Incidents[id]
+	if !ok {
+		return Incident{ID: id}
+	}
+	in.Services, in.Regions = slices.Clone(in.Services), slices.Clone(in.Regions)
+	return in
+}
+
+func (t *tables) putIncident(in Incident) (Incident, error) {
+	if cur := t.incident(in.ID); cur.Version != in.Version {
+		return Incident{}, ErrConflict
+	}
+	in.Version++
+	in.Services, in.Regions = slices.Clone(in.Services), slices.Clone(in.Regions)
+	t.Incidents[in.ID] = in
+	return t.incident(in.ID), nil
+}
+
+func (t *tables) incidents() []Incident {
+	out := make([]Incident, 0, len(t.Incidents))
+	for id := range t.Incidents {
+		out = append(out, t.incident(id))
+	}
+	slices.SortFunc(out, func(a, b Incident) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }

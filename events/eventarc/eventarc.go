@@ -39,17 +39,26 @@ type logEntry struct {
 	Severity    string          `json:"severity"`
 	JSONPayload json.RawMessage `json:"jsonPayload"`
 	TextPayload string          `json:"textPayload"`
+	Resource    struct {
+		Type   string            `json:"type"`
+		Labels map[string]string `json:"labels"`
+	} `json:"resource"`
 }
 
-// Input is one CloudEvent, decoded.
+// Input is one CloudEvent, decoded: a sweep, a provider error, or Service Health news.
 type Input struct {
 	Sweep    bool
 	Delivery *remediation.Delivery
+	Incident *remediation.IncidentDelivery `json:",omitempty"`
+	// Skipped says why a well-formed event needs nothing done (Service Health news that is
+	// not an incident).
+	Skipped string `json:",omitempty"`
 }
 
-// Decode reads a messagePublished event: a sweep request, or a LogEntry whose payload is a
-// gateway provider_error line. Cloud Logging lifts the line's time out of the payload into
-// the entry's timestamp, so that is where the record's time comes from.
+// Decode reads a messagePublished event: a sweep request, a LogEntry whose payload is a
+// gateway provider_error line, or a Service Health log entry (servicehealth.go). Cloud
+// Logging lifts the line's time out of the payload into the entry's timestamp, so that is
+// where the record's time comes from.
 func Decode(e event.Event) (Input, error) {
 	if e.Type() != EventType {
 		return Input{}, fmt.Errorf("%w: event type %q, want %s", remediation.ErrInvalid, e.Type(), EventType)
@@ -68,6 +77,14 @@ func Decode(e event.Event) (Input, error) {
 	if err := json.Unmarshal(mp.Message.Data, &le); err != nil {
 		return Input{}, fmt.Errorf("%w: the message is not a LogEntry: %v", remediation.ErrInvalid, err)
 	}
+	// The CloudEvent id is the Pub/Sub message id, which a redelivery keeps.
+	id := e.ID()
+	if id == "" {
+		id = mp.Message.MessageID
+	}
+	if isServiceHealth(le) {
+		return decodeServiceHealth(le, "ps:"+id)
+	}
 	payload := []byte(le.JSONPayload)
 	if len(payload) == 0 {
 		payload = []byte(le.TextPayload)
@@ -78,11 +95,6 @@ func Decode(e event.Event) (Input, error) {
 	}
 	if rec.Time.IsZero() {
 		rec.Time = le.Timestamp
-	}
-	// The CloudEvent id is the Pub/Sub message id, which a redelivery keeps.
-	id := e.ID()
-	if id == "" {
-		id = mp.Message.MessageID
 	}
 	return Input{Delivery: &remediation.Delivery{ID: "ps:" + id, Record: rec}}, nil
 }
@@ -112,6 +124,15 @@ func (h *Handler) Handle(ctx context.Context, e event.Event) error {
 		return nil
 	case in.Sweep:
 		_, err := h.engine.Sweep(ctx)
+		return err
+	case in.Skipped != "":
+		return nil
+	case in.Incident != nil:
+		_, err := h.engine.HandleIncident(ctx, *in.Incident)
+		if errors.Is(err, remediation.ErrInvalid) {
+			h.log.LogAttrs(ctx, slog.LevelError, "remediation input rejected", slog.String("error", err.Error()), slog.String("event_id", e.ID()))
+			return nil
+		}
 		return err
 	}
 	_, err = h.engine.Handle(ctx, *in.Delivery)

@@ -33,7 +33,12 @@ func loadEvent(t *testing.T, name string) event.Event {
 }
 
 func TestDecodeGolden(t *testing.T) {
-	for _, name := range []string{"message_published", "sweep"} {
+	for _, name := range []string{"message_published", "sweep",
+		// Service Health log entries written from "Query, export, and store Service Health
+		// logs" (its sample entry) and the google.cloud.servicehealth.logging.v1 EventLog
+		// reference, wrapped as Eventarc delivers a Pub/Sub message.
+		"service_health_vertex_open", "service_health_vertex_closed",
+	} {
 		t.Run(name, func(t *testing.T) {
 			in, err := eventarc.Decode(loadEvent(t, name+".json"))
 			if err != nil {
@@ -47,25 +52,31 @@ func TestDecodeGolden(t *testing.T) {
 
 // The committed base64 message data must be exactly the readable LogEntry beside it.
 func TestMessageDataMatchesItsReadableSource(t *testing.T) {
-	var data struct {
-		Message struct {
-			Data []byte `json:"data"`
-		} `json:"message"`
-	}
-	if err := json.Unmarshal(loadEvent(t, "message_published.json").Data(), &data); err != nil {
-		t.Fatal(err)
-	}
-	var got, want any
-	if err := json.Unmarshal(data.Message.Data, &got); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(golden.Read(t, "log_entry.inner.json"), &want); err != nil {
-		t.Fatal(err)
-	}
-	g, _ := json.Marshal(got)
-	w, _ := json.Marshal(want)
-	if !bytes.Equal(g, w) {
-		t.Fatalf("message data\n%s\nis not log_entry.inner.json\n%s", g, w)
+	for event, inner := range map[string]string{
+		"message_published.json":            "log_entry.inner.json",
+		"service_health_vertex_open.json":   "service_health_vertex_open.inner.json",
+		"service_health_vertex_closed.json": "service_health_vertex_closed.inner.json",
+	} {
+		var data struct {
+			Message struct {
+				Data []byte `json:"data"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(loadEvent(t, event).Data(), &data); err != nil {
+			t.Fatal(err)
+		}
+		var got, want any
+		if err := json.Unmarshal(data.Message.Data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(golden.Read(t, inner), &want); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if !bytes.Equal(g, w) {
+			t.Fatalf("%s message data\n%s\nis not %s\n%s", event, g, inner, w)
+		}
 	}
 }
 
@@ -201,5 +212,70 @@ func TestFromEnvStartsInDryRun(t *testing.T) {
 	env[remediation.EnvMode] = "now"
 	if _, _, err := eventarc.FromEnv(context.Background(), slog.New(slog.DiscardHandler), func(k string) string { return env[k] }); err == nil {
 		t.Fatal("an unknown mode was accepted")
+	}
+}
+
+// Service Health news for Vertex AI in europe-west4, as the log sink and Eventarc deliver it:
+// the opening cools the gateway's routes there, the resolution re-enables them; an incident
+// about another product changes nothing.
+func TestHandleServiceHealth(t *testing.T) {
+	inv, err := remediation.ParseInventory([]byte(`
+connections:
+  vertex-eu: {kind: vertex, project: acme-llm, location: europe-west4}
+  vertex-us: {kind: vertex, project: acme-llm, location: us-central1}
+models:
+  gemini: {routes: [{connection: vertex-eu, model: gemini-2.5-pro}, {connection: vertex-us, model: gemini-2.5-pro}]}
+`), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := routestate.NewMemory()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 11, 58, 13, 0, time.UTC)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	h := eventarc.NewHandler(remediation.New(store, remediation.Options{
+		Config: remediation.Config{Mode: remediation.Apply}, Logger: log, Now: func() time.Time { return now }, Inventory: inv,
+	}), log)
+
+	if err := h.Handle(ctx, loadEvent(t, "service_health_vertex_open.json")); err != nil {
+		t.Fatal(err)
+	}
+	const id = "projects/481516234200/locations/global/events/Rq2XvT9kLm4sNw7yZb1D-A"
+	st, _ := store.Get(ctx, "vertex-eu/gemini-2.5-pro")
+	if st.Status != routestate.Cooling || st.Reason != remediation.ReasonProviderIncident || st.Incident != id ||
+		st.IncidentLink != "https://console.cloud.google.com/servicehealth?project=481516234200" {
+		t.Fatalf("europe-west4 route after the opening: %+v", st)
+	}
+	if st, _ := store.Get(ctx, "vertex-us/gemini-2.5-pro"); st.Version != 0 {
+		t.Fatalf("a us-central1 route was touched by a europe-west4 incident: %+v", st)
+	}
+	// Another product's incident in the same location is not Vertex AI's.
+	other := loadEvent(t, "service_health_vertex_open.json")
+	var mp map[string]any
+	_ = json.Unmarshal(other.Data(), &mp)
+	entry := golden.Read(t, "service_health_vertex_open.inner.json")
+	entry = bytes.ReplaceAll(entry, []byte("Vertex Gemini API"), []byte("Cloud Run"))
+	entry = bytes.ReplaceAll(entry, []byte("Rq2XvT9kLm4sNw7yZb1D-A"), []byte("Other-Event"))
+	mp["message"].(map[string]any)["data"] = entry
+	_ = other.SetData("application/json", mp)
+	other.SetID("13000560100000000")
+	if err := h.Handle(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"why":"no route of this gateway is on Cloud Run in europe-west4"`) {
+		t.Fatalf("a Cloud Run incident should touch nothing:\n%s", logs.String())
+	}
+
+	now = time.Date(2026, 11, 29, 13, 12, 46, 0, time.UTC)
+	if err := h.Handle(ctx, loadEvent(t, "service_health_vertex_closed.json")); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := store.Get(ctx, "vertex-eu/gemini-2.5-pro"); st.Status != routestate.Active || st.Incident != "" {
+		t.Fatalf("after the resolution: %+v", st)
+	}
+	in, _ := store.Incident(ctx, id)
+	if in.Open || in.Version != 2 {
+		t.Fatalf("incident record after the resolution: %+v", in)
 	}
 }

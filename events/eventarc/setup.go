@@ -12,6 +12,7 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/fngate/fngate/core/boot"
 	"github.com/fngate/fngate/core/routestate/firestorestore"
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/events/remediation"
@@ -54,15 +55,24 @@ func FromEnv(ctx context.Context, logger *slog.Logger, getenv func(string) strin
 	if err != nil {
 		return nil, nil, fmt.Errorf("firestore: %w", err)
 	}
+	// The gateway's config (the same secret file, or the embedded default) says which routes
+	// run where: a Service Health incident for Vertex AI in a location cools the routes on it.
+	inv, from, err := remediation.LoadInventory(getenv, boot.Files{})
+	if err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("route inventory: %w", err)
+	}
 	engine := remediation.New(firestorestore.New(client, getenv(EnvPrefix)), remediation.Options{
-		Config:  cfg,
-		Logger:  logger,
-		Metrics: remediation.NewCloudLoggingMetrics(os.Stdout),
+		Config:    cfg,
+		Logger:    logger,
+		Metrics:   remediation.NewCloudLoggingMetrics(os.Stdout),
+		Inventory: inv,
 	})
 	p := engine.Policy()
-	logger.Info("remediation function ready", slog.String("mode", string(engine.Mode())), slog.String("project", project),
+	logger.Info("remediation function ready", append([]any{slog.String("mode", string(engine.Mode())), slog.String("project", project),
 		slog.String("database", database), slog.Int("burst_errors", p.BurstErrors), slog.Duration("burst_window", p.BurstWindow),
-		slog.Duration("cooldown", p.Cooldown), slog.Duration("max_event_age", p.MaxEventAge))
+		slog.Duration("cooldown", p.Cooldown), slog.Duration("max_event_age", p.MaxEventAge),
+		slog.Duration("incident_cooldown", p.IncidentCooldown)}, inv.LogAttrs(from)...)...)
 	return NewHandler(engine, logger), client.Close, nil
 }
 

@@ -13,29 +13,34 @@ import (
 
 // What the function is invoked with.
 const (
-	detailTypeProviderError = "ProviderError"   // the gateway's PutEvents, through a rule
-	detailTypeScheduled     = "Scheduled Event" // an EventBridge schedule rule
+	detailTypeProviderError = "ProviderError"    // the gateway's PutEvents, through a rule
+	detailTypeScheduled     = "Scheduled Event"  // an EventBridge schedule rule
+	detailTypeHealth        = "AWS Health Event" // AWS Health, through a rule on the default bus
+	sourceHealth            = "aws.health"
 	controlMessage          = "CONTROL_MESSAGE" // CloudWatch Logs checking the subscription
 )
 
 // input is one invocation, decoded.
 type input struct {
-	Kind       string // "eventbridge", "cloudwatch_logs", "sweep" or "control"
+	Kind       string // "eventbridge", "cloudwatch_logs", "health", "sweep" or "control"
 	Deliveries []remediation.Delivery
+	// Incidents is AWS Health news (Kind "health").
+	Incidents []remediation.IncidentDelivery `json:",omitempty"`
 	// Skipped counts log lines that are not provider errors; Invalid those that could not be
 	// read. Neither is retried.
 	Skipped int
 	Invalid []string
 }
 
-// decode recognises the three payloads the function is wired to: an EventBridge event whose
-// detail is the gateway's error record, a CloudWatch Logs subscription batch (base64 gzip),
-// and a schedule (an EventBridge "Scheduled Event", or the EventBridge Scheduler input
-// {"fngate":"sweep"}).
+// decode recognises the payloads the function is wired to: an EventBridge event whose detail
+// is the gateway's error record, a CloudWatch Logs subscription batch (base64 gzip), an AWS
+// Health event, and a schedule (an EventBridge "Scheduled Event", or the EventBridge
+// Scheduler input {"fngate":"sweep"}).
 func decode(payload []byte) (input, error) {
 	var probe struct {
 		AWSLogs    *events.CloudwatchLogsRawData `json:"awslogs"`
 		DetailType string                        `json:"detail-type"`
+		Source     string                        `json:"source"`
 		Fngate     string                        `json:"fngate"`
 	}
 	if err := json.Unmarshal(payload, &probe); err != nil {
@@ -46,10 +51,12 @@ func decode(payload []byte) (input, error) {
 		return decodeLogs(*probe.AWSLogs)
 	case probe.DetailType == detailTypeProviderError:
 		return decodeEvent(payload)
+	case probe.DetailType == detailTypeHealth && probe.Source == sourceHealth:
+		return decodeHealth(payload)
 	case probe.DetailType == detailTypeScheduled, probe.Fngate == "sweep":
 		return input{Kind: "sweep"}, nil
 	}
-	return input{}, fmt.Errorf("%w: not an EventBridge ProviderError, a CloudWatch Logs subscription or a sweep schedule", remediation.ErrInvalid)
+	return input{}, fmt.Errorf("%w: not an EventBridge ProviderError, an AWS Health event, a CloudWatch Logs subscription or a sweep schedule", remediation.ErrInvalid)
 }
 
 func decodeEvent(payload []byte) (input, error) {

@@ -29,6 +29,11 @@ func TestDecodeGolden(t *testing.T) {
 		"cloudwatch_logs_control",
 		"scheduled_event",
 		"scheduler_input",
+		// AWS Health events written from the schema and samples in "Reference: AWS Health
+		// events Amazon EventBridge schema" (AWS Health User Guide).
+		"aws_health_bedrock_open",
+		"aws_health_bedrock_closed",
+		"aws_health_scheduled_change",
 	} {
 		t.Run(name, func(t *testing.T) {
 			in, err := decode(golden.Read(t, name+".json"))
@@ -82,14 +87,79 @@ func TestDecodeRejects(t *testing.T) {
 
 func testHandler(t *testing.T, store routestate.Store, now time.Time) (*handler, *bytes.Buffer) {
 	t.Helper()
+	return inventoryHandler(t, store, func() time.Time { return now }, nil)
+}
+
+func inventoryHandler(t *testing.T, store routestate.Store, now func() time.Time, inv *remediation.Inventory) (*handler, *bytes.Buffer) {
+	t.Helper()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	e := remediation.New(store, remediation.Options{
-		Config: remediation.Config{Mode: remediation.Apply},
-		Logger: log,
-		Now:    func() time.Time { return now },
+		Config:    remediation.Config{Mode: remediation.Apply},
+		Logger:    log,
+		Now:       now,
+		Inventory: inv,
 	})
 	return &handler{engine: e, log: log}, &logs
+}
+
+// AWS Health news for Bedrock in us-east-1, as EventBridge delivers it: the opening cools the
+// gateway's routes there (not those elsewhere), a redelivery is a duplicate, the resolution
+// re-enables them and leaves a route a burst cooled as it is.
+func TestInvokeAWSHealth(t *testing.T) {
+	const east, west, burst = "bedrock-us/us.anthropic.claude-sonnet-4-5-v1:0", "bedrock-west/us.anthropic.claude-sonnet-4-5-v1:0", "bedrock-us/amazon.nova-pro-v1:0"
+	inv, err := remediation.ParseInventory([]byte(`
+connections:
+  bedrock-us: {kind: bedrock, region: us-east-1}
+  bedrock-west: {kind: bedrock, region: us-west-2}
+models:
+  claude: {routes: [{connection: bedrock-us, model: us.anthropic.claude-sonnet-4-5-v1:0}, {connection: bedrock-west, model: us.anthropic.claude-sonnet-4-5-v1:0}]}
+  nova: {routes: [{connection: bedrock-us, model: amazon.nova-pro-v1:0}]}
+`), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := routestate.NewMemory()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 11, 58, 41, 0, time.UTC)
+	if _, err := store.Put(ctx, routestate.State{Route: burst, Status: routestate.Cooling, Reason: "overloaded", Until: now.Add(5 * time.Minute), Since: now.Add(-time.Minute)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h, logs := inventoryHandler(t, store, func() time.Time { return now }, inv)
+
+	s, err := h.Invoke(ctx, golden.Read(t, "aws_health_bedrock_open.json"))
+	if err != nil || s.Kind != "health" || s.Deliveries != 1 || s.Actions != 1 || s.Applied != 1 {
+		t.Fatalf("opening: %+v, %v", s, err)
+	}
+	st, _ := store.Get(ctx, east)
+	if st.Status != routestate.Cooling || st.Reason != remediation.ReasonProviderIncident ||
+		st.Incident != "arn:aws:health:us-east-1::event/BEDROCK/AWS_BEDROCK_OPERATIONAL_ISSUE/AWS_BEDROCK_OPERATIONAL_ISSUE_7D5C3A91E2F4B" ||
+		!strings.HasPrefix(st.IncidentLink, "https://health.aws.amazon.com/health/home#/account/event-log?eventID=arn:aws:health:us-east-1::event/BEDROCK/") {
+		t.Fatalf("%s after the opening: %+v", east, st)
+	}
+	if st, _ := store.Get(ctx, west); st.Version != 0 {
+		t.Fatalf("a us-west-2 route was touched by a us-east-1 incident: %+v", st)
+	}
+	if s, err := h.Invoke(ctx, golden.Read(t, "aws_health_bedrock_open.json")); err != nil || s.Duplicates != 1 || s.Actions != 0 {
+		t.Fatalf("redelivered opening: %+v, %v", s, err)
+	}
+	if s, err := h.Invoke(ctx, golden.Read(t, "aws_health_scheduled_change.json")); err != nil || s.Skipped != 1 || s.Deliveries != 0 {
+		t.Fatalf("a scheduled change is not an incident: %+v, %v", s, err)
+	}
+
+	now = time.Date(2026, 11, 29, 13, 41, 8, 0, time.UTC)
+	if s, err := h.Invoke(ctx, golden.Read(t, "aws_health_bedrock_closed.json")); err != nil || s.Applied != 1 {
+		t.Fatalf("resolution: %+v, %v", s, err)
+	}
+	if st, _ := store.Get(ctx, east); st.Status != routestate.Active || st.Incident != "" {
+		t.Fatalf("%s after the resolution: %+v", east, st)
+	}
+	if st, _ := store.Get(ctx, burst); st.Reason != "overloaded" || st.Version != 1 {
+		t.Fatalf("the resolution touched a route a burst cooled: %+v", st)
+	}
+	if !strings.Contains(logs.String(), `"action":"incident_enable"`) {
+		t.Fatalf("no incident_enable decision line:\n%s", logs)
+	}
 }
 
 func TestInvokeEventBridgeOnceOnly(t *testing.T) {

@@ -50,6 +50,8 @@ func (h *handler) Invoke(ctx context.Context, payload json.RawMessage) (summary,
 			s.count(o)
 		}
 		return s, err
+	case "health":
+		return h.incidents(ctx, in.Incidents, s)
 	}
 	var errs []error
 	for _, d := range in.Deliveries {
@@ -61,6 +63,26 @@ func (h *handler) Invoke(ctx context.Context, payload json.RawMessage) (summary,
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", d.ID, err))
 		default:
+			s.count(o)
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// incidents hands AWS Health news to the engine, as Invoke does with errors.
+func (h *handler) incidents(ctx context.Context, news []remediation.IncidentDelivery, s summary) (summary, error) {
+	s.Deliveries = len(news)
+	var errs []error
+	for _, d := range news {
+		outs, err := h.engine.HandleIncident(ctx, d)
+		switch {
+		case errors.Is(err, remediation.ErrInvalid):
+			s.Invalid++
+			h.invalid(ctx, err.Error(), nil)
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", d.ID, err))
+		}
+		for _, o := range outs {
 			s.count(o)
 		}
 	}

@@ -23,7 +23,10 @@ const (
 	DefaultBurstWindow = time.Minute
 	DefaultCooldown    = 5 * time.Minute
 	DefaultMaxEventAge = 15 * time.Minute
-	DefaultClaimTTL    = 24 * time.Hour
+	// DefaultIncidentCooldown bounds a provider incident's cooldown when no further news
+	// arrives (a lost resolution); each update of the open incident extends it.
+	DefaultIncidentCooldown = time.Hour
+	DefaultClaimTTL         = 24 * time.Hour
 )
 
 // Policy holds the decision thresholds.
@@ -36,6 +39,9 @@ type Policy struct {
 	// MaxEventAge: older errors are stale and change nothing (a dead-letter redrive, a
 	// backlog), so a day-old auth error cannot disable a route that works today.
 	MaxEventAge time.Duration
+	// IncidentCooldown is how long an open provider incident cools its routes, renewed by
+	// the incident's updates and ended by its resolution.
+	IncidentCooldown time.Duration
 	// ClaimTTL is how long a delivery id is remembered; it must outlast the platform's
 	// redelivery (EventBridge retries for up to 24 hours).
 	ClaimTTL time.Duration
@@ -49,6 +55,8 @@ func DefaultPolicy() Policy {
 		Cooldown:    DefaultCooldown,
 		MaxEventAge: DefaultMaxEventAge,
 		ClaimTTL:    DefaultClaimTTL,
+
+		IncidentCooldown: DefaultIncidentCooldown,
 	}
 }
 
@@ -65,6 +73,8 @@ const (
 	EnvBurstWindow = "REMEDIATION_BURST_WINDOW"
 	EnvCooldown    = "REMEDIATION_COOLDOWN"
 	EnvMaxEventAge = "REMEDIATION_MAX_EVENT_AGE"
+
+	EnvIncidentCooldown = "REMEDIATION_INCIDENT_COOLDOWN"
 )
 
 // ConfigFromEnv reads the settings; anything unset takes its default, so an empty
@@ -89,7 +99,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	for _, d := range []struct {
 		env string
 		dst *time.Duration
-	}{{EnvBurstWindow, &c.Policy.BurstWindow}, {EnvCooldown, &c.Policy.Cooldown}, {EnvMaxEventAge, &c.Policy.MaxEventAge}} {
+	}{{EnvBurstWindow, &c.Policy.BurstWindow}, {EnvCooldown, &c.Policy.Cooldown}, {EnvMaxEventAge, &c.Policy.MaxEventAge},
+		{EnvIncidentCooldown, &c.Policy.IncidentCooldown}} {
 		v := getenv(d.env)
 		if v == "" {
 			continue

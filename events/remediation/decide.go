@@ -18,7 +18,11 @@ const (
 	ChatOnly Action = "chat_only" // the upstream refused legacy completions
 	Enable   Action = "enable"    // the sweep: the cooldown ended
 	Clear    Action = "clear"     // an operator reset the route
-	Rollback Action = routestate.ActionRollback
+	// IncidentCool and IncidentEnable are a provider incident's: its opening cools the
+	// routes on its service and region, its resolution re-enables what it cooled.
+	IncidentCool   Action = "incident_cool"
+	IncidentEnable Action = "incident_enable"
+	Rollback       Action = routestate.ActionRollback
 )
 
 // Reasons recorded on disabled routes (the gateway shows them in its skipped list).
@@ -87,12 +91,14 @@ func next(rl rule, reason string, rec Record, cur routestate.State, eventID stri
 			return None, cur, "already " + describe(cur, now), false
 		}
 		to.Status, to.Until, to.Reason = routestate.Cooling, now.Add(p.Cooldown), reason
+		to.Incident, to.IncidentLink = "", ""
 		return Cool, to, fmt.Sprintf("%d transient errors within %s (last: %s)", p.BurstErrors, p.BurstWindow, reason), true
 	case ruleDisable:
 		if eff == routestate.Disabled {
 			return None, cur, "already " + describe(cur, now), false
 		}
 		to.Status, to.Until, to.Reason = routestate.Disabled, time.Time{}, reason
+		to.Incident, to.IncidentLink = "", ""
 		return Disable, to, fmt.Sprintf("%s error (status %d) disables the route until an operator clears it", rec.ErrorClass, rec.Status), true
 	case ruleChatOnly:
 		if cur.ChatOnly {
@@ -127,6 +133,9 @@ func countBurst(w routestate.Window, at, since, now time.Time, p Policy) (routes
 func describe(s routestate.State, now time.Time) string {
 	switch s.Effective(now) {
 	case routestate.Cooling:
+		if s.Incident != "" {
+			return "cooling until " + stamp(s.Until) + " (" + s.Reason + " " + s.Incident + ")"
+		}
 		return "cooling until " + stamp(s.Until) + " (" + s.Reason + ")"
 	case routestate.Disabled:
 		return "disabled (" + s.Reason + ")"

@@ -131,15 +131,15 @@ func TestConfigFromEnv(t *testing.T) {
 	if err != nil || c.Mode != DryRun || c.Policy != DefaultPolicy() {
 		t.Fatalf("empty environment: %+v, %v; want dry-run with the default policy", c, err)
 	}
-	c, err = ConfigFromEnv(env(map[string]string{EnvMode: "apply", EnvBurstErrors: "3", EnvBurstWindow: "30s", EnvCooldown: "2m", EnvMaxEventAge: "1h"}))
+	c, err = ConfigFromEnv(env(map[string]string{EnvMode: "apply", EnvBurstErrors: "3", EnvBurstWindow: "30s", EnvCooldown: "2m", EnvMaxEventAge: "1h", EnvIncidentCooldown: "30m"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Policy{BurstErrors: 3, BurstWindow: 30 * time.Second, Cooldown: 2 * time.Minute, MaxEventAge: time.Hour, ClaimTTL: DefaultClaimTTL}
+	want := Policy{BurstErrors: 3, BurstWindow: 30 * time.Second, Cooldown: 2 * time.Minute, MaxEventAge: time.Hour, ClaimTTL: DefaultClaimTTL, IncidentCooldown: 30 * time.Minute}
 	if c.Mode != Apply || c.Policy != want {
 		t.Fatalf("got %+v, want apply with %+v", c, want)
 	}
-	for k, v := range map[string]string{EnvMode: "aply", EnvBurstErrors: "0", EnvBurstWindow: "soon", EnvCooldown: "-1m"} {
+	for k, v := range map[string]string{EnvMode: "aply", EnvBurstErrors: "0", EnvBurstWindow: "soon", EnvCooldown: "-1m", EnvIncidentCooldown: "0s"} {
 		if _, err := ConfigFromEnv(env(map[string]string{k: v})); err == nil {
 			t.Errorf("%s=%s was accepted", k, v)
 		}

@@ -23,22 +23,27 @@ type Options struct {
 	Metrics Metrics
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Inventory says which routes run where, for provider health news (HandleIncident) and
+	// for correlating bursts with it; nil places no route, so incidents cool nothing and
+	// every burst counts as uncorrelated.
+	Inventory *Inventory
 }
 
 // Engine turns deliveries into route-state changes. Safe for concurrent use, and any number
 // of engines (handler instances) may share one store: every write is conditional.
 type Engine struct {
-	store   routestate.Store
-	mode    Mode
-	policy  Policy
-	log     *slog.Logger
-	metrics Metrics
-	now     func() time.Time
+	store     routestate.Store
+	mode      Mode
+	policy    Policy
+	log       *slog.Logger
+	metrics   Metrics
+	now       func() time.Time
+	inventory *Inventory
 }
 
 // New returns an engine on store. A zero Config means dry-run with the default policy.
 func New(store routestate.Store, opt Options) *Engine {
-	e := &Engine{store: store, mode: opt.Config.Mode, policy: opt.Config.Policy, log: opt.Logger, metrics: opt.Metrics, now: opt.Now}
+	e := &Engine{store: store, mode: opt.Config.Mode, policy: opt.Config.Policy, log: opt.Logger, metrics: opt.Metrics, now: opt.Now, inventory: opt.Inventory}
 	if e.mode == "" {
 		e.mode = DryRun
 	}
@@ -57,6 +62,9 @@ func New(store routestate.Store, opt Options) *Engine {
 	}
 	if e.policy.ClaimTTL <= 0 {
 		e.policy.ClaimTTL = def.ClaimTTL
+	}
+	if e.policy.IncidentCooldown <= 0 {
+		e.policy.IncidentCooldown = def.IncidentCooldown
 	}
 	if e.log == nil {
 		e.log = telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(""), nil)
@@ -86,6 +94,11 @@ type Outcome struct {
 	Why        string
 	ActionID   string // the snapshot of an applied change, for rollback
 	From, To   routestate.State
+	// Correlation is set on a completed burst: CorrelatedIncident when an open provider
+	// incident covers the route (Incident names it), else CorrelatedNone.
+	Correlation string
+	// Incident and IncidentLink name the provider incident the decision is about.
+	Incident, IncidentLink string
 }
 
 // maxConflicts bounds re-reads when other writers keep winning; each conflict means another
@@ -119,7 +132,8 @@ func (e *Engine) Handle(ctx context.Context, d Delivery) (Outcome, error) {
 		e.report(ctx, &o)
 		return o, nil
 	}
-	won, err := e.store.Claim(ctx, routestate.Claim{ID: d.ID, At: now, Expires: now.Add(e.policy.ClaimTTL)})
+	claim := e.bookkeeping(d.ID)
+	won, err := e.store.Claim(ctx, routestate.Claim{ID: claim, At: now, Expires: now.Add(e.policy.ClaimTTL)})
 	if err != nil {
 		return o, fmt.Errorf("claim %s: %w", d.ID, err)
 	}
@@ -140,10 +154,18 @@ func (e *Engine) Handle(ctx context.Context, d Delivery) (Outcome, error) {
 		if err != nil || !fired {
 			return None, cur, fmt.Sprintf("%d of %d transient errors within %s", n, e.policy.BurstErrors, e.policy.BurstWindow), false, err
 		}
-		return act, to, why, ok, nil
+		corr, in, note, err := e.correlate(ctx, rec)
+		if err != nil {
+			return None, cur, "", false, err
+		}
+		o.Correlation = corr
+		if in != nil {
+			o.Incident, o.IncidentLink = in.ID, in.Link
+		}
+		return act, to, why + "; " + note, ok, nil
 	})
 	if err != nil {
-		if rerr := e.store.Release(ctx, d.ID); rerr != nil {
+		if rerr := e.store.Release(ctx, claim); rerr != nil {
 			e.log.Warn("remediation could not release a claim; a retry will be taken for a duplicate",
 				slog.String("event_id", d.ID), slog.String("error", rerr.Error()))
 		}
@@ -153,10 +175,23 @@ func (e *Engine) Handle(ctx context.Context, d Delivery) (Outcome, error) {
 	return o, nil
 }
 
-// count adds the error to the route's stored window.
+// dryRunPrefix keeps a dry run's bookkeeping (delivery claims, burst windows) apart from
+// apply's: a dry run must not take the deliveries an apply run will act on, nor leave errors
+// in a window an apply run would count a second time.
+const dryRunPrefix = "dry_run:"
+
+// bookkeeping is the key of a claim or window in the engine's mode.
+func (e *Engine) bookkeeping(key string) string {
+	if e.mode == DryRun {
+		return dryRunPrefix + key
+	}
+	return key
+}
+
+// count adds the error to the route's stored window (the mode's own, see bookkeeping).
 func (e *Engine) count(ctx context.Context, rec Record, since, now time.Time) (fired bool, n int, err error) {
 	for range maxConflicts {
-		w, err := e.store.Window(ctx, rec.Route)
+		w, err := e.store.Window(ctx, e.bookkeeping(rec.Route))
 		if err != nil {
 			return false, 0, err
 		}
@@ -233,7 +268,7 @@ func (e *Engine) Sweep(ctx context.Context) ([]Outcome, error) {
 				return None, cur, "no longer an ended cooldown: " + describe(cur, now), false, nil
 			}
 			to := cur
-			to.Status, to.Until, to.Reason = routestate.Active, time.Time{}, ""
+			to.Status, to.Until, to.Reason, to.Incident, to.IncidentLink = routestate.Active, time.Time{}, "", "", ""
 			to.EventID, to.Since, to.UpdatedAt = o.EventID, now, now
 			return Enable, to, "the cooldown ended at " + stamp(cur.Until), true, nil
 		})
@@ -247,13 +282,21 @@ func (e *Engine) Sweep(ctx context.Context) ([]Outcome, error) {
 	return outs, errors.Join(errs...)
 }
 
+// ErrUnknownRoute means the store has no record of the route an operator named: a typo, or
+// a route remediation never touched (both read as active).
+var ErrUnknownRoute = errors.New("no such route in route state")
+
 // Clear resets a route to active with no marks: how an operator re-enables a route disabled
-// for credentials once they are fixed. An operator's command always applies.
+// for credentials once they are fixed. An operator's command always applies. A route the
+// store has no record of is ErrUnknownRoute, not a silent success.
 func (e *Engine) Clear(ctx context.Context, route, why string) (Outcome, error) {
 	now := e.now()
 	o := Outcome{At: now, EventID: "clear:" + stamp(now), Route: route, Action: None, Mode: Apply}
 	err := e.write(ctx, &o, Apply, func(cur routestate.State) (Action, routestate.State, string, bool, error) {
-		if cur.Version == 0 || cur.Status == routestate.Active && !cur.ChatOnly {
+		if cur.Version == 0 {
+			return None, cur, "", false, fmt.Errorf("%w: %s has no record", ErrUnknownRoute, route)
+		}
+		if cur.Status == routestate.Active && !cur.ChatOnly {
 			return None, cur, "already active with no marks", false, nil
 		}
 		to := routestate.State{Route: route, Status: routestate.Active, EventID: o.EventID, Since: now, UpdatedAt: now, Version: cur.Version}
@@ -299,6 +342,12 @@ func (e *Engine) report(ctx context.Context, o *Outcome) {
 	}
 	if o.Duplicate {
 		attrs = append(attrs, slog.Bool("duplicate", true))
+	}
+	if o.Correlation != "" {
+		attrs = append(attrs, slog.String("correlation", o.Correlation))
+	}
+	if o.Incident != "" {
+		attrs = append(attrs, slog.String("incident", o.Incident), slog.String("incident_link", o.IncidentLink))
 	}
 	if o.Action != None {
 		attrs = append(attrs, slog.String("from", describeMarks(o.From, o.At)), slog.String("to", describeMarks(o.To, o.At)))

@@ -459,3 +459,29 @@ func TestDecisionLogLine(t *testing.T) {
 		t.Errorf("action_id = %v", line["action_id"])
 	}
 }
+
+// A dry run takes no delivery an apply run would act on, and leaves no error in the window an
+// apply run counts: switching to apply (or applying a log after a dry run of it) acts on the
+// same deliveries, once, and dry-run redeliveries are still recognised as such.
+func TestDryRunKeepsItsBookkeepingApart(t *testing.T) {
+	r := newRig(routestate.NewMemory())
+	dry := r.engine(remediation.Config{Mode: remediation.DryRun})
+	ds := make([]remediation.Delivery, remediation.DefaultBurstErrors-1)
+	for i := range ds {
+		ds[i] = delivery(fmt.Sprint("eb:", i), "rate_limited", r.clock.Now())
+		handle(t, dry, ds[i])
+	}
+	if o := handle(t, dry, ds[0]); !o.Duplicate {
+		t.Fatalf("a dry-run redelivery: %+v; want a duplicate", o)
+	}
+	ap := r.engine(apply)
+	for i, d := range ds {
+		if o := handle(t, ap, d); o.Duplicate || o.Action != remediation.None {
+			t.Fatalf("apply of delivery %d after the dry run: %+v; want counted, not a duplicate and no cool yet (the dry run's errors are not in apply's window)", i, o)
+		}
+	}
+	last := handle(t, ap, delivery("eb:last", "rate_limited", r.clock.Now()))
+	if last.Action != remediation.Cool || !last.Applied {
+		t.Fatalf("the fifth error for apply: %+v", last)
+	}
+}

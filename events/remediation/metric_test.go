@@ -35,3 +35,32 @@ func TestCloudLoggingMetricLine(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "metric_cloudlogging.golden"), b.Bytes())
 }
+
+// A completed burst also counts in RemediationBursts, by correlation: the line the
+// unexplained-bursts and provider-incident alarms (and log-based metrics) count.
+var burstSample = func() remediation.Outcome {
+	o := sample
+	o.Route, o.ErrorClass = "bedrock-us/us.anthropic.claude-sonnet-4-5-v1:0", "unavailable"
+	o.Correlation = remediation.CorrelatedIncident
+	o.Incident = "arn:aws:health:us-east-1::event/BEDROCK/AWS_BEDROCK_OPERATIONAL_ISSUE/AWS_BEDROCK_OPERATIONAL_ISSUE_7D5C3A91E2F4B"
+	o.IncidentLink = "https://health.aws.amazon.com/health/home#/account/event-log?eventID=" + o.Incident + "&eventTab=details"
+	return o
+}()
+
+func TestEMFBurstMetricLines(t *testing.T) {
+	var b bytes.Buffer
+	if err := remediation.NewEMFMetrics(&b).Count(burstSample); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "metric_bursts_emf.golden"), b.Bytes())
+}
+
+func TestCloudLoggingBurstMetricLines(t *testing.T) {
+	var b bytes.Buffer
+	o := burstSample
+	o.Correlation, o.Incident, o.IncidentLink = remediation.CorrelatedNone, "", ""
+	if err := remediation.NewCloudLoggingMetrics(&b).Count(o); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "metric_bursts_cloudlogging.golden"), b.Bytes())
+}

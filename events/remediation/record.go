@@ -1,7 +1,17 @@
-// Package remediation repairs route state from logged provider errors, on any platform:
-// classify the error -> plan a change -> dry-run it (the default) or apply it once -> snapshot
-// the previous state -> emit a metric. The platform handlers (events/eventbridge,
-// events/eventarc) only decode their envelopes into Deliveries.
+// Package remediation repairs route state from logged provider errors and from the providers'
+// own health news, on any platform: classify the error -> plan a change -> dry-run it (the
+// default) or apply it once -> snapshot the previous state -> emit a metric. The platform
+// handlers (events/eventbridge, events/eventarc) only decode their envelopes into Deliveries
+// and IncidentDeliveries.
+//
+//	record.go      the error record and its decoders
+//	decide.go      classes, rules and the change each asks of a route
+//	engine.go      Handle (errors), Sweep, Clear, Rollback: claim once, write with a snapshot
+//	incident.go    HandleIncident (provider incidents) and the correlation of bursts with them
+//	inventory.go   which of the gateway's routes run where, read from its config
+//	healthfeeds.go the subscriptions to AWS Health and Service Health the templates create
+//	metric.go      RemediationActions and RemediationBursts (EMF, Cloud Logging)
+//	config.go      mode and policy from the environment
 package remediation
 
 import (

@@ -69,6 +69,11 @@ func TestRIESmoke(t *testing.T) {
 	if content(t, events) != "one two three" || !hasDone(events) {
 		t.Errorf("payload = %q", payload)
 	}
+	// RIE relays the bootstrap's output through its own pipe, so the start-up line can reach
+	// the buffer after the answer: wait for it rather than read the buffer once.
+	for readyBy := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), `"msg":"ready"`) && time.Now().Before(readyBy); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !strings.Contains(out.String(), `"msg":"ready"`) {
 		t.Errorf("the bootstrap's start-up line is missing from the output")
 	}

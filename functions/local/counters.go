@@ -9,11 +9,10 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
-	"github.com/fngate/fngate/core/counters/firestorecounters"
 )
 
 // openCounters opens the counter store the config names, when a key has limits; the local
-// server has all four. Several local servers share limits through the file store, or through
+// server has all four (Firestore's not under -tags novertex: counters_firestore.go). Several local servers share limits through the file store, or through
 // DynamoDB and Firestore as the functions do. The returned func closes the store.
 func openCounters(ctx context.Context, cfg *config.Config) (counters.Store, func(), error) {
 	c := cfg.Counters
@@ -35,7 +34,7 @@ func openCounters(ctx context.Context, cfg *config.Config) (counters.Store, func
 		counters.Warm(s, 5*time.Second)
 		return s, none, nil
 	case config.CountersFirestore:
-		s, closeClient, err := firestorecounters.Open(ctx, c)
+		s, closeClient, err := openFirestoreCounters(ctx, c)
 		if err != nil {
 			return nil, none, err
 		}

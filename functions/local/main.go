@@ -1,9 +1,14 @@
 // Command local serves the gateway on net/http: the developer and CI server behind `make run`.
 //
-//	go run ./functions/local [-config PATH] [-addr HOST:PORT]
+//	go run ./functions/local [-config PATH] [-addr HOST:PORT] [-route-state PATH|off]
+//	                         [-shutdown-grace 30s] [-debug-addr HOST:PORT]
 //
-// FNGATE_CONFIG and FNGATE_ADDR stand in for the flags. Without a config the embedded default
-// serves the mock models and whatever providers the environment has credentials for.
+// FNGATE_CONFIG, FNGATE_ADDR and FNGATE_ROUTE_STATE stand in for the flags. Without a config
+// the embedded default serves the mock models and whatever providers the environment has
+// credentials for. Built with -tags novertex it leaves the Vertex AI provider out, and with
+// it the ~655 MB of Google Cloud modules its SDK downloads on a first build (providers.go);
+// the Firestore counter store, whose client is the same SDK, goes with it
+// (counters_firestore.go).
 package main
 
 import (
@@ -19,15 +24,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/bedrock"
-	"github.com/fngate/fngate/core/providers/mock"
-	"github.com/fngate/fngate/core/providers/openaicompat"
-	"github.com/fngate/fngate/core/providers/vertex"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
 )
@@ -119,17 +117,6 @@ func run() error {
 		return err
 	}
 	return nil
-}
-
-// registry is every provider the local server ships.
-func registry() providers.Registry {
-	r := providers.Registry{}
-	mock.Register(r)
-	openaicompat.Register(r)
-	anthropic.Register(r)
-	bedrock.Register(r, sdkconfig.Load)
-	vertex.Register(r)
-	return r
 }
 
 func envOr(k, def string) string {

@@ -7,6 +7,7 @@
 //	pk="window"         sk=<route id>    the route's burst window
 //	pk="action"         sk=<action id>   the snapshot of one applied action
 //	pk="claim#<id>"     sk="claim"       a claimed delivery id, with expires_at for TTL
+//	pk="incident"       sk=<incident id> a provider incident (AWS Health, Service Health)
 //
 // Routes and actions each share one partition so the gateway's refresh and the operator's
 // listing are single Queries, never Scans over the (many) claims.
@@ -33,10 +34,11 @@ const (
 	KeySort      = "sk"
 	AttrTTL      = "expires_at"
 
-	pkRoute  = "route"
-	pkWindow = "window"
-	pkAction = "action"
-	skClaim  = "claim"
+	pkRoute    = "route"
+	pkWindow   = "window"
+	pkAction   = "action"
+	pkIncident = "incident"
+	skClaim    = "claim"
 )
 
 // Store is a routestate.Store on a DynamoDB table.
@@ -281,6 +283,48 @@ func (s *Store) Snapshots(ctx context.Context, limit int) ([]routestate.Snapshot
 			return nil, err
 		}
 		out = append(out, snap)
+	}
+	return out, nil
+}
+
+func (s *Store) Incident(ctx context.Context, id string) (routestate.Incident, error) {
+	item, err := s.get(ctx, pkIncident, id)
+	if err != nil || item == nil {
+		return routestate.Incident{ID: id}, err
+	}
+	var in routestate.Incident
+	return in, unmarshal(item, &in)
+}
+
+func (s *Store) PutIncident(ctx context.Context, in routestate.Incident) (routestate.Incident, error) {
+	cond, names, values := versionCondition(in.Version)
+	in.Version++
+	item, err := marshal(in, pkIncident, in.ID)
+	if err != nil {
+		return routestate.Incident{}, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: item,
+		ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+	})
+	if err != nil {
+		return routestate.Incident{}, writeError("incident "+in.ID, err)
+	}
+	return in, nil
+}
+
+func (s *Store) Incidents(ctx context.Context) ([]routestate.Incident, error) {
+	items, err := s.query(ctx, pkIncident, true, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]routestate.Incident, 0, len(items))
+	for _, it := range items {
+		var in routestate.Incident
+		if err := unmarshal(it, &in); err != nil {
+			return nil, err
+		}
+		out = append(out, in)
 	}
 	return out, nil
 }

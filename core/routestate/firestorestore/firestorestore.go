@@ -1,6 +1,7 @@
 // Package firestorestore keeps route state in Firestore (native mode), for the GCP functions.
 //
-// Four collections share a prefix (default "fngate_"): routes, windows, claims and actions.
+// Five collections share a prefix (default "fngate_"): routes, windows, claims, actions and
+// incidents.
 // Document ids are the path-escaped route, delivery or action ids (a route id holds a "/",
 // which Firestore reads as a path separator). Claims carry an `expires` timestamp for a TTL
 // policy. Conditional writes are transactions that read the version first; a claim is a
@@ -25,10 +26,11 @@ const DefaultPrefix = "fngate_"
 
 // Collection names after the prefix; the IaC names the claims collection in its TTL policy.
 const (
-	Routes  = "routes"
-	Windows = "windows"
-	Claims  = "claims"
-	Actions = "actions"
+	Routes    = "routes"
+	Windows   = "windows"
+	Claims    = "claims"
+	Actions   = "actions"
+	Incidents = "incidents"
 	// TTLField is the claims field a TTL policy deletes on.
 	TTLField = "expires"
 )
@@ -37,6 +39,7 @@ const (
 type Store struct {
 	c                                *firestore.Client
 	routes, windows, claims, actions *firestore.CollectionRef
+	incidents                        *firestore.CollectionRef
 }
 
 // New returns a store on the client's database; an empty prefix means DefaultPrefix.
@@ -45,11 +48,12 @@ func New(c *firestore.Client, prefix string) *Store {
 		prefix = DefaultPrefix
 	}
 	return &Store{
-		c:       c,
-		routes:  c.Collection(prefix + Routes),
-		windows: c.Collection(prefix + Windows),
-		claims:  c.Collection(prefix + Claims),
-		actions: c.Collection(prefix + Actions),
+		c:         c,
+		routes:    c.Collection(prefix + Routes),
+		windows:   c.Collection(prefix + Windows),
+		claims:    c.Collection(prefix + Claims),
+		actions:   c.Collection(prefix + Actions),
+		incidents: c.Collection(prefix + Incidents),
 	}
 }
 
@@ -263,6 +267,57 @@ func (s *Store) Snapshots(ctx context.Context, limit int) ([]routestate.Snapshot
 			return nil, fmt.Errorf("firestorestore: action %s: %w", d.Ref.ID, err)
 		}
 		out = append(out, snap)
+	}
+	return out, nil
+}
+
+func (s *Store) Incident(ctx context.Context, id string) (routestate.Incident, error) {
+	d, err := doc(s.incidents, id).Get(ctx)
+	if notFound(err) {
+		return routestate.Incident{ID: id}, nil
+	}
+	if err != nil {
+		return routestate.Incident{}, fmt.Errorf("firestorestore: incident %s: %w", id, err)
+	}
+	var in routestate.Incident
+	if err := d.DataTo(&in); err != nil {
+		return routestate.Incident{}, fmt.Errorf("firestorestore: incident %s: %w", id, err)
+	}
+	return in, nil
+}
+
+func (s *Store) PutIncident(ctx context.Context, in routestate.Incident) (routestate.Incident, error) {
+	stored := in
+	stored.Version++
+	ref := doc(s.incidents, in.ID)
+	err := s.c.RunTransaction(ctx, func(ctx context.Context, tx *firestore.Transaction) error {
+		v, err := version(tx, ref)
+		if err != nil {
+			return err
+		}
+		if v != in.Version {
+			return errStale
+		}
+		return tx.Set(ref, stored)
+	})
+	if err != nil {
+		return routestate.Incident{}, txError("incident "+in.ID, err)
+	}
+	return stored, nil
+}
+
+func (s *Store) Incidents(ctx context.Context) ([]routestate.Incident, error) {
+	docs, err := s.incidents.OrderBy("id", firestore.Asc).Documents(ctx).GetAll()
+	if err != nil {
+		return nil, fmt.Errorf("firestorestore: list incidents: %w", err)
+	}
+	out := make([]routestate.Incident, 0, len(docs))
+	for _, d := range docs {
+		var in routestate.Incident
+		if err := d.DataTo(&in); err != nil {
+			return nil, fmt.Errorf("firestorestore: incident %s: %w", d.Ref.ID, err)
+		}
+		out = append(out, in)
 	}
 	return out, nil
 }

@@ -282,6 +282,45 @@ func Run(t *testing.T, open func(t *testing.T) routestate.Store) {
 			t.Fatalf("after undoing the rollback: %+v", got)
 		}
 	})
+
+	t.Run("incidents are versioned and listed", func(t *testing.T) {
+		s := open(t)
+		const id = "arn:aws:health:us-east-1::event/BEDROCK/AWS_BEDROCK_OPERATIONAL_ISSUE/AWS_BEDROCK_OPERATIONAL_ISSUE_1A2B3C"
+		got, err := s.Incident(ctx, id)
+		must(t, err)
+		if got.ID != id || got.Version != 0 {
+			t.Fatalf("Incident of an absent id = %+v, want version 0", got)
+		}
+		open1 := routestate.Incident{ID: id, Cloud: "aws", Services: []string{"BEDROCK"}, Regions: []string{"us-east-1"},
+			Open: true, Title: "Increased error rates", Link: "https://health.aws.amazon.com/health/home#/account/event-log?eventID=" + id,
+			Start: t0, Updated: t0, EventID: "eb:1"}
+		stored, err := s.PutIncident(ctx, open1)
+		must(t, err)
+		if stored.Version != 1 {
+			t.Fatalf("first PutIncident stored version %d", stored.Version)
+		}
+		if _, err := s.PutIncident(ctx, open1); !errors.Is(err, routestate.ErrConflict) {
+			t.Fatalf("PutIncident naming version 0 over version 1: err = %v, want ErrConflict", err)
+		}
+		closed := stored
+		closed.Open, closed.Updated = false, t0.Add(time.Hour)
+		stored, err = s.PutIncident(ctx, closed)
+		must(t, err)
+		other := routestate.Incident{ID: "projects/1/locations/global/events/e1", Cloud: "gcp", Services: []string{"Vertex Gemini API"},
+			Regions: []string{"us-central1", "global"}, Open: true, Updated: t0}
+		_, err = s.PutIncident(ctx, other)
+		must(t, err)
+		all, err := s.Incidents(ctx)
+		must(t, err)
+		if len(all) != 2 || all[0].ID != id || all[1].ID != other.ID {
+			t.Fatalf("Incidents = %+v, want both, sorted by id", all)
+		}
+		back := all[0]
+		if back.Open || back.Version != 2 || !back.Updated.Equal(t0.Add(time.Hour)) || !back.Start.Equal(t0) ||
+			back.Title != open1.Title || back.Link != open1.Link || fmt.Sprint(back.Services, back.Regions) != "[BEDROCK] [us-east-1]" {
+			t.Fatalf("read back %+v, want %+v", back, stored)
+		}
+	})
 }
 
 func sameState(t *testing.T, got, want routestate.State) {

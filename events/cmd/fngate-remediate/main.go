@@ -1,16 +1,16 @@
 // Command fngate-remediate is the operator's tool for route state and key usage: see what
-// remediation did, undo it, re-enable a route, run the sweep by hand, feed a local gateway's
-// log to the remediation engine, or see what a key has used of its rate limits and budgets.
+// remediation did, undo it, re-enable a route, run the sweep by hand, feed a gateway's log to
+// the remediation engine, or see what a key has used of its rate limits and budgets.
 //
-//	go run ./events/cmd/fngate-remediate [-store SPEC] COMMAND [ARGS]
+//	go run ./events/cmd/fngate-remediate [-store SPEC] [-json] COMMAND [ARGS]
 //
-//	status                      every route with a record: status, until, reason, last action
+//	status                      every route with a record: status, until, reason, incident, last action
 //	actions [-n 20]             the latest applied actions, newest first, with their ids
 //	rollback [-force] ACTION-ID restore the route as it was before that action
 //	clear [-why TEXT] ROUTE     reset a route to active (after fixing its credentials, say)
 //	sweep                       re-enable routes whose cooldown ended (honours REMEDIATION_MODE)
 //	ingest                      read gateway log lines on stdin and remediate their provider
-//	                            errors (honours REMEDIATION_MODE): make run | fngate-remediate ingest
+//	                            errors (honours REMEDIATION_MODE): fngate-remediate ingest < gateway.log
 //	usage [-config PATH] [-counters SPEC] [KEY...]
 //	                            each key's requests, tokens and spend in the current windows,
 //	                            its limits and what remains (usage.go)
@@ -19,6 +19,14 @@
 // dynamodb:TABLE (AWS credentials and region from the environment) or firestore:PROJECT
 // (-firestore-prefix, -firestore-database; FIRESTORE_EMULATOR_HOST is honoured).
 // rollback and clear always apply: they are an operator's explicit decision.
+//
+// Results go to stdout, as text or, with -json (before or after the command), as one JSON
+// document. The engine's decision lines go to stderr: key=value text, or with -json the
+// same JSON line the remediation functions log.
+//
+// ingest replays a log: windows, staleness and cooldowns are judged by the log lines' own
+// timestamps (the engine's clock follows them), so a saved log decides as it would have when
+// it was written, whenever it is ingested.
 package main
 
 import (
@@ -26,6 +34,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,9 +61,12 @@ type cli struct {
 	cfg    remediation.Config
 	stdin  io.Reader
 	stdout io.Writer
-	log    *slog.Logger
+	stderr io.Writer
+	json   *bool
 	now    func() time.Time
 }
+
+const synopsis = "usage: fngate-remediate [-store SPEC] [-json] status | actions [-n N] | rollback [-force] ACTION-ID | clear [-why TEXT] ROUTE | sweep | ingest | usage [-config PATH] [-counters SPEC] [KEY...]"
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("fngate-remediate", flag.ContinueOnError)
@@ -62,8 +74,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	spec := fs.String("store", envOr(getenv, "FNGATE_ROUTE_STORE", "file:"+routestate.DefaultFile), "route-state store: file:PATH, dynamodb:TABLE or firestore:PROJECT (env FNGATE_ROUTE_STORE)")
 	prefix := fs.String("firestore-prefix", getenv("ROUTE_STATE_PREFIX"), "Firestore collection prefix (default fngate_)")
 	database := fs.String("firestore-database", getenv("ROUTE_STATE_DATABASE"), "Firestore database (default (default))")
+	asJSON := fs.Bool("json", false, "print results as JSON, and the decision lines (stderr) as the functions' JSON lines")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fngate-remediate [-store SPEC] status | actions [-n N] | rollback [-force] ACTION-ID | clear [-why TEXT] ROUTE | sweep | ingest | usage [-config PATH] [-counters SPEC] [KEY...]")
+		fmt.Fprintln(stderr, synopsis)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -73,12 +86,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.Usage()
 		return 2
 	}
-	if fs.Arg(0) == "usage" { // counters, not route state
-		return exitCode(usage(ctx, fs.Args()[1:], stdout, stderr, getenv, time.Now()), stderr)
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	if cmd == "usage" { // counters, not route state
+		return exitCode(usage(ctx, subcommand(cmd, stderr, asJSON), rest, asJSON, stdout, getenv, time.Now()), stderr)
 	}
 	cfg, err := remediation.ConfigFromEnv(getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "fngate-remediate:", err)
+		return 2
+	}
+	commands := map[string]func(*cli, context.Context, *flag.FlagSet, []string) error{
+		"status": (*cli).status, "actions": (*cli).actions, "rollback": (*cli).rollback,
+		"clear": (*cli).clear, "sweep": (*cli).sweep, "ingest": (*cli).ingest,
+	}
+	do, ok := commands[cmd]
+	if !ok {
+		fs.Usage()
 		return 2
 	}
 	store, closeStore, err := openStore(ctx, *spec, storeOptions{firestorePrefix: *prefix, firestoreDatabase: *database})
@@ -87,26 +110,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer closeStore()
-	c := &cli{store: store, cfg: cfg, stdin: stdin, stdout: stdout, log: slog.New(slog.NewTextHandler(stderr, nil)), now: time.Now}
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
-	switch cmd {
-	case "status":
-		err = c.status(ctx)
-	case "actions":
-		err = c.actions(ctx, rest, stderr)
-	case "rollback":
-		err = c.rollback(ctx, rest, stderr)
-	case "clear":
-		err = c.clear(ctx, rest, stderr)
-	case "sweep":
-		err = c.sweep(ctx)
-	case "ingest":
-		err = c.ingest(ctx)
-	default:
-		fs.Usage()
-		return 2
-	}
-	return exitCode(err, stderr)
+	c := &cli{store: store, cfg: cfg, stdin: stdin, stdout: stdout, stderr: stderr, json: asJSON, now: time.Now}
+	return exitCode(do(c, ctx, subcommand(cmd, stderr, asJSON), rest), stderr)
+}
+
+// subcommand is a command's flag set; -json is accepted after the command as well as before.
+func subcommand(cmd string, stderr io.Writer, asJSON *bool) *flag.FlagSet {
+	sub := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	sub.SetOutput(stderr)
+	sub.BoolVar(asJSON, "json", *asJSON, "print results as JSON")
+	return sub
 }
 
 func exitCode(err error, stderr io.Writer) int {
@@ -122,6 +135,18 @@ func exitCode(err error, stderr io.Writer) int {
 
 var errUsage = errors.New("usage")
 
+// parse reads a command's flags and checks its number of arguments.
+func parse(fs *flag.FlagSet, args []string, want int, usage string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != want {
+		fmt.Fprintln(fs.Output(), "usage: fngate-remediate", usage)
+		return errUsage
+	}
+	return nil
+}
+
 func envOr(getenv func(string) string, k, def string) string {
 	if v := getenv(k); v != "" {
 		return v
@@ -129,116 +154,187 @@ func envOr(getenv func(string) string, k, def string) string {
 	return def
 }
 
-func (c *cli) engine(mode remediation.Mode) *remediation.Engine {
-	cfg := c.cfg
-	cfg.Mode = mode
-	return remediation.New(c.store, remediation.Options{Config: cfg, Logger: c.log, Now: c.now})
+// logger is where the engine's decision lines go: text for a person, or the functions' own
+// JSON line with -json.
+func (c *cli) logger() *slog.Logger {
+	if *c.json {
+		return slog.New(slog.NewJSONHandler(c.stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(c.stderr, nil))
 }
 
-func (c *cli) status(ctx context.Context) error {
+func (c *cli) engine(mode remediation.Mode, now func() time.Time) *remediation.Engine {
+	cfg := c.cfg
+	cfg.Mode = mode
+	return remediation.New(c.store, remediation.Options{Config: cfg, Logger: c.logger(), Now: now})
+}
+
+// emit prints a result: v as JSON with -json, else the text.
+func (c *cli) emit(v any, text func(w io.Writer) error) error {
+	if *c.json {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return text(c.stdout)
+}
+
+// routeJSON is a route's record with its status now, for status -json.
+type routeJSON struct {
+	routestate.State
+	Effective routestate.Status `json:"effective"`
+}
+
+func (c *cli) status(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args, 0, "status"); err != nil {
+		return err
+	}
 	states, err := c.store.List(ctx)
 	if err != nil {
 		return err
 	}
 	now := c.now()
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ROUTE\tSTATUS\tUNTIL\tREASON\tCHAT-ONLY\tLAST ACTION\tUPDATED")
+	out := make([]routeJSON, 0, len(states))
 	for _, s := range states {
-		status := string(s.Effective(now))
-		if status != string(s.Status) {
-			status += " (" + string(s.Status) + " ended, awaiting sweep)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%s\n", s.Route, status, when(s.Until), dash(s.Reason), s.ChatOnly, dash(s.ActionID), when(s.UpdatedAt))
+		out = append(out, routeJSON{State: s, Effective: s.Effective(now)})
 	}
-	return tw.Flush()
+	return c.emit(out, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ROUTE\tSTATUS\tUNTIL\tREASON\tINCIDENT\tCHAT-ONLY\tLAST ACTION\tUPDATED")
+		for _, s := range out {
+			status := string(s.Effective)
+			if status != string(s.Status) {
+				status += " (" + string(s.Status) + " ended, awaiting sweep)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", s.Route, status, when(s.Until), dash(s.Reason),
+				dash(s.Incident), s.ChatOnly, dash(s.ActionID), when(s.UpdatedAt))
+		}
+		return tw.Flush()
+	})
 }
 
-func (c *cli) actions(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("actions", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func (c *cli) actions(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	n := fs.Int("n", 20, "how many actions to show")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args, 0, "actions [-n N]"); err != nil {
 		return err
 	}
 	snaps, err := c.store.Snapshots(ctx, *n)
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTION ID\tAT\tROUTE\tACTION\tFROM\tTO\tEVENT\tWHY")
-	for _, s := range snaps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ActionID, when(s.At), s.Route, s.Action,
-			brief(s.Before), brief(s.After), dash(s.EventID), dash(s.Why))
+	if snaps == nil {
+		snaps = []routestate.Snapshot{}
 	}
-	return tw.Flush()
-}
-
-func (c *cli) rollback(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("rollback", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	force := fs.Bool("force", false, "restore even if the route changed after the action")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: fngate-remediate rollback [-force] ACTION-ID (see: fngate-remediate actions)")
-		return errUsage
-	}
-	o, err := c.engine(remediation.Apply).Rollback(ctx, fs.Arg(0), *force)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "%s: %s -> %s (action %s; roll this back with: fngate-remediate rollback %s)\n",
-		o.Route, brief(o.From), brief(o.To), o.ActionID, o.ActionID)
-	return nil
-}
-
-func (c *cli) clear(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("clear", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	why := fs.String("why", "cleared by an operator", "reason recorded with the action")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: fngate-remediate clear [-why TEXT] CONNECTION/MODEL")
-		return errUsage
-	}
-	o, err := c.engine(remediation.Apply).Clear(ctx, fs.Arg(0), *why)
-	if err != nil {
-		return err
-	}
-	if o.Action == remediation.None {
-		fmt.Fprintf(c.stdout, "%s: nothing to clear (%s)\n", o.Route, o.Why)
-		return nil
-	}
-	fmt.Fprintf(c.stdout, "%s: %s -> %s (action %s)\n", o.Route, brief(o.From), brief(o.To), o.ActionID)
-	return nil
-}
-
-func (c *cli) sweep(ctx context.Context) error {
-	e := c.engine(c.cfg.Mode)
-	outs, err := e.Sweep(ctx)
-	for _, o := range outs {
-		verb := "would enable"
-		if o.Applied {
-			verb = "enabled"
+	return c.emit(snaps, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ACTION ID\tAT\tROUTE\tACTION\tFROM\tTO\tEVENT\tWHY")
+		for _, s := range snaps {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ActionID, when(s.At), s.Route, s.Action,
+				brief(s.Before), brief(s.After), dash(s.EventID), dash(s.Why))
 		}
-		fmt.Fprintf(c.stdout, "%s: %s (%s)\n", o.Route, verb, o.Why)
+		return tw.Flush()
+	})
+}
+
+func (c *cli) rollback(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	force := fs.Bool("force", false, "restore even if the route changed after the action")
+	if err := parse(fs, args, 1, "rollback [-force] ACTION-ID (see: fngate-remediate actions)"); err != nil {
+		return err
 	}
-	if len(outs) == 0 && err == nil {
-		fmt.Fprintf(c.stdout, "no ended cooldowns (mode %s)\n", e.Mode())
+	id := fs.Arg(0)
+	o, err := c.engine(remediation.Apply, c.now).Rollback(ctx, id, *force)
+	if errors.Is(err, routestate.ErrChanged) {
+		return fmt.Errorf("rollback refused: %w\nto restore anyway: fngate-remediate rollback -force %s", err, id)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return c.emit(outcomeOf(o), func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "%s: %s -> %s (action %s; roll this back with: fngate-remediate rollback %s)\n",
+			o.Route, brief(o.From), brief(o.To), o.ActionID, o.ActionID)
+		return err
+	})
+}
+
+func (c *cli) clear(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	why := fs.String("why", "cleared by an operator", "reason recorded with the action")
+	if err := parse(fs, args, 1, "clear [-why TEXT] CONNECTION/MODEL"); err != nil {
+		return err
+	}
+	o, err := c.engine(remediation.Apply, c.now).Clear(ctx, fs.Arg(0), *why)
+	if errors.Is(err, remediation.ErrUnknownRoute) {
+		return fmt.Errorf("%w (fngate-remediate status lists the routes that have one)", err)
+	}
+	if err != nil {
+		return err
+	}
+	return c.emit(outcomeOf(o), func(w io.Writer) error {
+		if o.Action == remediation.None {
+			_, err := fmt.Fprintf(w, "%s: nothing to clear (%s)\n", o.Route, o.Why)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%s: %s -> %s (action %s)\n", o.Route, brief(o.From), brief(o.To), o.ActionID)
+		return err
+	})
+}
+
+func (c *cli) sweep(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args, 0, "sweep"); err != nil {
+		return err
+	}
+	e := c.engine(c.cfg.Mode, c.now)
+	outs, err := e.Sweep(ctx)
+	if err != nil {
+		return err
+	}
+	js := make([]outcomeJSON, 0, len(outs))
+	for _, o := range outs {
+		js = append(js, outcomeOf(o))
+	}
+	return c.emit(js, func(w io.Writer) error {
+		for _, o := range outs {
+			verb := "would enable"
+			if o.Applied {
+				verb = "enabled"
+			}
+			fmt.Fprintf(w, "%s: %s (%s)\n", o.Route, verb, o.Why)
+		}
+		if len(outs) == 0 {
+			fmt.Fprintf(w, "no ended cooldowns (mode %s)\n", e.Mode())
+		}
+		return nil
+	})
+}
+
+// ingestJSON is ingest's result.
+type ingestJSON struct {
+	Mode remediation.Mode `json:"mode"`
+	// Clock says how windows were judged: "log", by the lines' own timestamps.
+	Clock      string        `json:"clock"`
+	First      time.Time     `json:"first,omitzero"`
+	Last       time.Time     `json:"last,omitzero"`
+	Handled    int           `json:"handled"`
+	Duplicates int           `json:"duplicates"`
+	Actions    []outcomeJSON `json:"actions"`
 }
 
 // ingest remediates from a gateway's log on stdin. A log line has no delivery id, so the
 // line's hash stands in: the same line piped twice is still handled once.
-func (c *cli) ingest(ctx context.Context) error {
-	e := c.engine(c.cfg.Mode)
+//
+// The engine's clock is the log's: each line moves it to that line's time (never back), so a
+// burst is five errors within a minute of each other in the log, an error is stale when it is
+// older than the max age at the time of the last line before it, and a cooldown runs from the
+// error that completed the burst. A saved log is judged as it would have been live.
+func (c *cli) ingest(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args, 0, "ingest < gateway.log"); err != nil {
+		return err
+	}
+	var logNow time.Time
+	e := c.engine(c.cfg.Mode, func() time.Time { return logNow })
+	res := ingestJSON{Mode: e.Mode(), Clock: "log", Actions: []outcomeJSON{}}
+	var acted []remediation.Outcome
 	sc := bufio.NewScanner(c.stdin)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	handled := 0
 	for sc.Scan() {
 		line := sc.Bytes()
 		rec, err := remediation.DecodeLogLine(line)
@@ -246,20 +342,81 @@ func (c *cli) ingest(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			c.log.Warn("skipping an unreadable provider_error line", slog.String("error", err.Error()))
+			c.logger().Warn("skipping an unreadable provider_error line", slog.String("error", err.Error()))
 			continue
 		}
+		if rec.Time.IsZero() {
+			// A line without a time happened no earlier than the one before it.
+			rec.Time = logNow
+		}
+		if rec.Time.After(logNow) {
+			logNow = rec.Time
+		}
+		if res.First.IsZero() {
+			res.First = rec.Time
+		}
+		res.Last = logNow
 		sum := sha256.Sum256(line)
-		if _, err := e.Handle(ctx, remediation.Delivery{ID: "log:" + hex.EncodeToString(sum[:12]), Record: rec}); err != nil {
+		o, err := e.Handle(ctx, remediation.Delivery{ID: "log:" + hex.EncodeToString(sum[:12]), Record: rec})
+		if err != nil {
 			return err
 		}
-		handled++
+		res.Handled++
+		if o.Duplicate {
+			res.Duplicates++
+		}
+		if o.Action != remediation.None {
+			acted = append(acted, o)
+			res.Actions = append(res.Actions, outcomeOf(o))
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%d provider errors handled (mode %s)\n", handled, e.Mode())
-	return nil
+	return c.emit(res, func(w io.Writer) error {
+		fmt.Fprintf(w, "%d provider errors handled (mode %s)", res.Handled, res.Mode)
+		if res.Duplicates > 0 {
+			fmt.Fprintf(w, ", %d already handled before", res.Duplicates)
+		}
+		fmt.Fprintln(w)
+		if res.Handled > 0 {
+			fmt.Fprintf(w, "windows judged by the log lines' own timestamps (%s to %s), not by this machine's clock\n", when(res.First), when(res.Last))
+		}
+		now := c.now()
+		for _, o := range acted {
+			verb := "would " + string(o.Action)
+			if o.Applied {
+				verb = string(o.Action) + " applied"
+			}
+			fmt.Fprintf(w, "%s: %s: %s -> %s (%s)", o.Route, verb, brief(o.From), brief(o.To), o.Why)
+			if o.To.Status == routestate.Cooling && !o.To.Until.After(now) {
+				fmt.Fprint(w, "; that cooldown is already over by this machine's clock")
+			}
+			fmt.Fprintln(w)
+		}
+		return nil
+	})
+}
+
+// outcomeJSON is one decision as -json prints it.
+type outcomeJSON struct {
+	At         time.Time          `json:"at"`
+	EventID    string             `json:"event_id,omitempty"`
+	Route      string             `json:"route"`
+	ErrorClass string             `json:"error_class,omitempty"`
+	Action     remediation.Action `json:"action"`
+	Mode       remediation.Mode   `json:"mode"`
+	Applied    bool               `json:"applied"`
+	Duplicate  bool               `json:"duplicate,omitempty"`
+	Why        string             `json:"why"`
+	ActionID   string             `json:"action_id,omitempty"`
+	From       routestate.State   `json:"from"`
+	To         routestate.State   `json:"to"`
+}
+
+func outcomeOf(o remediation.Outcome) outcomeJSON {
+	return outcomeJSON{At: o.At, EventID: o.EventID, Route: o.Route, ErrorClass: o.ErrorClass, Action: o.Action, Mode: o.Mode,
+		Applied: o.Applied, Duplicate: o.Duplicate, Why: o.Why, ActionID: o.ActionID, From: o.From, To: o.To}
 }
 
 func when(t time.Time) string {

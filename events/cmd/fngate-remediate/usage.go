@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,9 +29,8 @@ import (
 // but secret references are not resolved. SPEC (env FNGATE_COUNTERS) is file:PATH,
 // dynamodb:TABLE or firestore:PROJECT (-counters-prefix, -counters-database). Without KEY,
 // every key with a limit.
-func usage(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, now time.Time) error {
-	fs := flag.NewFlagSet("usage", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func usage(ctx context.Context, fs *flag.FlagSet, args []string, asJSON *bool, stdout io.Writer, getenv func(string) string, now time.Time) error {
+	stderr := fs.Output()
 	cfgPath := fs.String("config", getenv("FNGATE_CONFIG"), "the gateway config: limits and counters store (env FNGATE_CONFIG)")
 	spec := fs.String("counters", getenv("FNGATE_COUNTERS"), "counter store: file:PATH, dynamodb:TABLE or firestore:PROJECT (env FNGATE_COUNTERS); default: the config's")
 	prefix := fs.String("counters-prefix", getenv("COUNTERS_PREFIX"), "Firestore collection prefix (default fngate_)")
@@ -70,18 +70,44 @@ func usage(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		}
 	}
 	w := counters.At(now)
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tSCOPE\tCOUNTER\tUSED\tLIMIT\tREMAINING\tRESETS")
+	rows := []usageRow{}
 	for _, key := range keys {
 		got, err := store.Read(ctx, key, w)
 		if err != nil {
 			return err
 		}
-		for _, row := range usageRows(cfg, key, got) {
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		rows = append(rows, usageRows(cfg, key, got)...)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tSCOPE\tCOUNTER\tUSED\tLIMIT\tREMAINING\tRESETS")
+	for _, r := range rows {
+		scope, limit, remaining := r.Scope, "-", "-"
+		if scope == "" {
+			scope = "(key)"
 		}
+		if r.Limit != nil {
+			limit, remaining = amount(r.Counter, *r.Limit), amount(r.Counter, *r.Remaining)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Key, scope, r.Counter, amount(r.Counter, r.Used), limit, remaining, r.Resets.Format(time.RFC3339))
 	}
 	return tw.Flush()
+}
+
+// usageRow is one counter of one key: counts, or dollars for the spend counters. Scope is a
+// per_model glob, empty for the key as a whole; Limit and Remaining are absent without one.
+type usageRow struct {
+	Key       string    `json:"key"`
+	Scope     string    `json:"scope,omitempty"`
+	Counter   string    `json:"counter"`
+	Used      float64   `json:"used"`
+	Limit     *float64  `json:"limit,omitempty"`
+	Remaining *float64  `json:"remaining,omitempty"`
+	Resets    time.Time `json:"resets"`
 }
 
 // unresolved stands in for the secret resolvers: the tool needs no secret.
@@ -142,7 +168,7 @@ func openCounters(ctx context.Context, c config.Counters) (counters.Store, func(
 
 // usageRows renders one key's counts: every counter of its rules when the config gives them
 // (with the limit and what remains), else every counter the store holds.
-func usageRows(cfg *config.Config, key string, got counters.Counts) [][]string {
+func usageRows(cfg *config.Config, key string, got counters.Counts) []usageRow {
 	type limit struct {
 		scope string
 		kind  counters.Kind
@@ -186,20 +212,16 @@ func usageRows(cfg *config.Config, key string, got counters.Counts) [][]string {
 			return int(a.kind) - int(b.kind)
 		})
 	}
-	out := make([][]string, 0, len(rows))
+	out := make([]usageRow, 0, len(rows))
 	for _, r := range rows {
-		used := got.Value(r.scope, r.kind)
-		scope := r.scope
-		if scope == "" {
-			scope = "(key)"
+		used := float64(got.Value(r.scope, r.kind))
+		if r.kind == counters.SpendDay || r.kind == counters.SpendMonth {
+			used /= 1e9 // nano-USD
 		}
-		row := []string{key, scope, counterName(r.kind), amount(r.kind, float64(used)), "-", "-", got.Windows.End(r.kind).Format(time.RFC3339)}
+		row := usageRow{Key: key, Scope: r.scope, Counter: counterName(r.kind), Used: used, Resets: got.Windows.End(r.kind)}
 		if r.max > 0 {
-			limitUnits := r.max
-			if r.kind == counters.SpendDay || r.kind == counters.SpendMonth {
-				limitUnits *= 1e9
-			}
-			row[4], row[5] = amount(r.kind, limitUnits), amount(r.kind, max(limitUnits-float64(used), 0))
+			limit, remaining := r.max, max(r.max-used, 0)
+			row.Limit, row.Remaining = &limit, &remaining
 		}
 		out = append(out, row)
 	}
@@ -210,10 +232,10 @@ func counterName(k counters.Kind) string {
 	return [...]string{counters.Requests: "requests/min", counters.Tokens: "tokens/min", counters.SpendDay: "usd/day", counters.SpendMonth: "usd/month"}[k]
 }
 
-// amount prints a count, or nano-USD as dollars.
-func amount(k counters.Kind, v float64) string {
-	if k == counters.SpendDay || k == counters.SpendMonth {
-		return "$" + strconv.FormatFloat(v/1e9, 'f', 4, 64)
+// amount prints a count, or dollars for the spend counters.
+func amount(counter string, v float64) string {
+	if strings.HasPrefix(counter, "usd/") {
+		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,7 +51,7 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 		t.Fatal(ok, err)
 	}
 	var out, errb bytes.Buffer
-	if err := usage(context.Background(), []string{"-config", cfgPath}, &out, &errb, func(string) string { return "" }, now); err != nil {
+	if err := usage(context.Background(), subcommand("usage", &errb, new(bool)), []string{"-config", cfgPath}, new(bool), &out, func(string) string { return "" }, now); err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
 	}
 	for _, want := range []string{
@@ -70,11 +71,41 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 
 	// Without a config: the store named, the key named, its counts as stored.
 	out.Reset()
-	if err := usage(context.Background(), []string{"-counters", "file:" + path, "app"}, &out, &errb, func(string) string { return "" }, now); err != nil {
+	if err := usage(context.Background(), subcommand("usage", &errb, new(bool)), []string{"-counters", "file:" + path, "app"}, new(bool), &out, func(string) string { return "" }, now); err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`app\s+claude-\*\s+usd/month\s+\$2\.0000\s+-\s+-`).MatchString(out.String()) || strings.Count(out.String(), "\n") != 4 {
 		t.Errorf("usage without a config:\n%s", out.String())
+	}
+}
+
+// TestUsageJSON: -json, before or after the command, gives the same rows as values: counts,
+// dollars for spend, limit and remaining only where there is a limit.
+func TestUsageJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "counters.json")
+	store, err := counters.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charge := []counters.Amount{{Counter: counters.Counter{Kind: counters.SpendDay}, N: 1_500_000_000}}
+	if _, ok, err := store.Take(context.Background(), "app", counters.At(time.Now()), charge); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	for _, args := range [][]string{{"-json", "usage", "-counters", "file:" + path, "app"}, {"usage", "-json", "-counters", "file:" + path, "app"}} {
+		r := runCLI(t, nil, "", args...)
+		if r.code != 0 {
+			t.Fatalf("%v: %+v", args, r)
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+			t.Fatalf("%v: %v:\n%s", args, err, r.stdout)
+		}
+		if len(rows) != 1 || rows[0]["key"] != "app" || rows[0]["counter"] != "usd/day" || rows[0]["used"] != 1.5 || rows[0]["resets"] == nil {
+			t.Errorf("%v: %v", args, rows)
+		}
+		if _, ok := rows[0]["limit"]; ok {
+			t.Errorf("%v: a limit without a config: %v", args, rows)
+		}
 	}
 }
 

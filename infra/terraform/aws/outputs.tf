@@ -73,6 +73,11 @@ output "remediation_alarm_name" {
   value       = aws_cloudwatch_metric_alarm.remediation_actions.alarm_name
 }
 
+output "remediation_burst_alarm_names" {
+  description = "The burst alarms: unexplained (no open provider incident; pages alarm_actions) and provider-incident (notifies incident_alarm_actions)."
+  value       = { for k, a in aws_cloudwatch_metric_alarm.remediation_bursts : k => a.alarm_name }
+}
+
 output "counters_table_name" {
   description = "The keys' counters (COUNTERS_TABLE); fngate-remediate usage -counters dynamodb:<this> reads them."
   value       = aws_dynamodb_table.counters.name

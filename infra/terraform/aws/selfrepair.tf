@@ -18,9 +18,27 @@ locals {
     }
   }
 
+  # remediation.AWSHealthRulePattern; an infra test keeps the two equal.
+  provider_health_pattern = {
+    source        = ["aws.health"]
+    "detail-type" = ["AWS Health Event"]
+    detail = {
+      service           = ["BEDROCK"]
+      eventTypeCategory = ["issue"]
+    }
+  }
+
   # 900 s = REMEDIATION_MAX_EVENT_AGE: an older error changes nothing, so nothing older is
   # worth delivering.
   max_event_age_seconds = 900
+
+  # The gateway's config and its plain ${ENV} values, read only for which routes run where
+  # (a Bedrock incident in a region cools the routes there).
+  inventory_environment = merge(
+    var.environment,
+    var.config_yaml == null ? {} : { FNGATE_CONFIG_YAML = var.config_yaml },
+    var.config_path == null ? {} : { FNGATE_CONFIG = var.config_path },
+  )
 }
 
 data "aws_caller_identity" "current" {}
@@ -134,13 +152,14 @@ resource "aws_lambda_function" "remediation" {
   timeout     = 30
 
   environment {
-    variables = {
-      ROUTE_STATE_TABLE        = aws_dynamodb_table.route_state.name
-      REMEDIATION_MODE         = var.remediation_mode
-      REMEDIATION_BURST_ERRORS = tostring(var.remediation_burst_errors)
-      REMEDIATION_BURST_WINDOW = var.remediation_burst_window
-      REMEDIATION_COOLDOWN     = var.remediation_cooldown
-    }
+    variables = merge(local.inventory_environment, {
+      ROUTE_STATE_TABLE             = aws_dynamodb_table.route_state.name
+      REMEDIATION_MODE              = var.remediation_mode
+      REMEDIATION_BURST_ERRORS      = tostring(var.remediation_burst_errors)
+      REMEDIATION_BURST_WINDOW      = var.remediation_burst_window
+      REMEDIATION_COOLDOWN          = var.remediation_cooldown
+      REMEDIATION_INCIDENT_COOLDOWN = var.remediation_incident_cooldown
+    })
   }
 
   tags = var.tags
@@ -211,10 +230,43 @@ resource "aws_lambda_permission" "events" {
   source_arn    = aws_cloudwatch_event_rule.provider_errors[0].arn
 }
 
-# The rule's dead letters are sent by EventBridge itself, which needs the queue's consent.
-data "aws_iam_policy_document" "remediation_dlq" {
-  count = local.eventbridge ? 1 : 0
+# ---- AWS Health: Bedrock incidents ----
 
+# AWS Health sends issues to the default bus of the affected region: this rule hears about
+# Bedrock in the deployment's region (routes in other regions need the rule there too).
+resource "aws_cloudwatch_event_rule" "provider_health" {
+  name          = "${var.name}-provider-health"
+  description   = "AWS Health issues for Bedrock, which cool the gateway's routes in their region"
+  event_pattern = jsonencode(local.provider_health_pattern)
+  tags          = var.tags
+}
+
+resource "aws_cloudwatch_event_target" "provider_health" {
+  rule      = aws_cloudwatch_event_rule.provider_health.name
+  target_id = "remediation"
+  arn       = aws_lambda_function.remediation.arn
+
+  retry_policy {
+    maximum_retry_attempts       = 8
+    maximum_event_age_in_seconds = local.max_event_age_seconds
+  }
+
+  dead_letter_config {
+    arn = aws_sqs_queue.remediation_dlq.arn
+  }
+}
+
+resource "aws_lambda_permission" "provider_health" {
+  statement_id  = "FngateProviderHealthRule"
+  action        = "lambda:InvokeFunction"
+  function_name = aws_lambda_function.remediation.function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.provider_health.arn
+}
+
+# The rules' dead letters are sent by EventBridge itself, which needs the queue's consent,
+# rule by rule.
+data "aws_iam_policy_document" "remediation_dlq" {
   statement {
     actions   = ["sqs:SendMessage"]
     resources = [aws_sqs_queue.remediation_dlq.arn]
@@ -225,15 +277,31 @@ data "aws_iam_policy_document" "remediation_dlq" {
     condition {
       test     = "ArnEquals"
       variable = "aws:SourceArn"
-      values   = [aws_cloudwatch_event_rule.provider_errors[0].arn]
+      values   = [aws_cloudwatch_event_rule.provider_health.arn]
+    }
+  }
+
+  dynamic "statement" {
+    for_each = local.eventbridge ? [aws_cloudwatch_event_rule.provider_errors[0].arn] : []
+    content {
+      actions   = ["sqs:SendMessage"]
+      resources = [aws_sqs_queue.remediation_dlq.arn]
+      principals {
+        type        = "Service"
+        identifiers = ["events.amazonaws.com"]
+      }
+      condition {
+        test     = "ArnEquals"
+        variable = "aws:SourceArn"
+        values   = [statement.value]
+      }
     }
   }
 }
 
 resource "aws_sqs_queue_policy" "remediation_dlq" {
-  count     = local.eventbridge ? 1 : 0
   queue_url = aws_sqs_queue.remediation_dlq.id
-  policy    = data.aws_iam_policy_document.remediation_dlq[0].json
+  policy    = data.aws_iam_policy_document.remediation_dlq.json
 }
 
 # ---- Path 2: CloudWatch Logs subscription ----
@@ -319,11 +387,12 @@ resource "aws_scheduler_schedule" "sweep" {
   }
 }
 
-# ---- The alarm ----
+# ---- The alarms ----
 
 # A spike of actions is a provider outage or a threshold cooling everything. The EMF metric
 # has one series per Action and Mode and alarms cannot use SEARCH, so a Metrics Insights
-# query sums the series, in the mode this deployment runs.
+# query sums the series, in the mode this deployment runs. A provider incident's own cools
+# and re-enables are left out: the incident alarm below covers them.
 resource "aws_cloudwatch_metric_alarm" "remediation_actions" {
   alarm_name          = "${var.name}-remediation-actions"
   alarm_description   = "fngate self-repair: more than ${var.remediation_alarm_threshold} remediation actions (mode ${var.remediation_mode}) within 5 minutes. Read the function's remediation log lines; roll back with fngate-remediate (docs/remediation.md)."
@@ -336,7 +405,48 @@ resource "aws_cloudwatch_metric_alarm" "remediation_actions" {
 
   metric_query {
     id          = "actions"
-    expression  = "SELECT SUM(RemediationActions) FROM SCHEMA(fngate, Action, Mode) WHERE Mode = '${var.remediation_mode}'"
+    expression  = "SELECT SUM(RemediationActions) FROM SCHEMA(fngate, Action, Mode) WHERE Mode = '${var.remediation_mode}' AND Action != 'incident_cool' AND Action != 'incident_enable'"
+    period      = 300
+    return_data = true
+  }
+
+  tags = var.tags
+}
+
+# Bursts of provider errors, told apart by whether an open provider incident explains them
+# (RemediationBursts, dimension Correlation): with none, a configuration or quota problem is
+# likelier and on-call is paged; with one, the provider is on it.
+locals {
+  burst_alarms = {
+    unexplained = {
+      correlation = "none"
+      threshold   = var.remediation_burst_alarm_threshold
+      actions     = var.alarm_actions
+      description = "fngate self-repair: bursts of provider errors with no open provider incident to explain them (mode ${var.remediation_mode}): likelier a configuration or quota problem (a rotated or revoked key, a quota below the traffic). Yours to fix: read the remediation lines with correlation none."
+    }
+    provider-incident = {
+      correlation = "provider_incident"
+      threshold   = 0
+      actions     = var.incident_alarm_actions
+      description = "fngate self-repair: bursts of provider errors during an open provider incident (mode ${var.remediation_mode}). The provider's to fix; the remediation lines with correlation provider_incident link the incident."
+    }
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "remediation_bursts" {
+  for_each            = local.burst_alarms
+  alarm_name          = "${var.name}-remediation-bursts-${each.key}"
+  alarm_description   = each.value.description
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = each.value.threshold
+  evaluation_periods  = 1
+  datapoints_to_alarm = 1
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = each.value.actions
+
+  metric_query {
+    id          = "bursts"
+    expression  = "SELECT SUM(RemediationBursts) FROM SCHEMA(fngate, Correlation, Mode) WHERE Mode = '${var.remediation_mode}' AND Correlation = '${each.value.correlation}'"
     period      = 300
     return_data = true
   }

@@ -135,6 +135,24 @@ variable "remediation_cooldown" {
   default     = "5m"
 }
 
+variable "remediation_incident_cooldown" {
+  description = "How long an open AWS Health incident for Bedrock cools the routes in its region, renewed by the incident's updates and ended by its resolution (REMEDIATION_INCIDENT_COOLDOWN, a Go duration)."
+  type        = string
+  default     = "1h"
+}
+
+variable "remediation_burst_alarm_threshold" {
+  description = "The unexplained-bursts alarm fires when more than this many error bursts that no open provider incident explains happen within 5 minutes."
+  type        = number
+  default     = 0
+}
+
+variable "incident_alarm_actions" {
+  description = "ARNs notified when bursts come with an open provider incident (the provider's to fix; for awareness)."
+  type        = list(string)
+  default     = []
+}
+
 variable "remediation_alarm_threshold" {
   description = "The alarm fires when more than this many remediation actions (in the current mode) happen within 5 minutes."
   type        = number
@@ -142,7 +160,7 @@ variable "remediation_alarm_threshold" {
 }
 
 variable "alarm_actions" {
-  description = "ARNs (SNS topics) notified when the remediation alarm fires."
+  description = "ARNs (SNS topics) notified when the actions alarm or the unexplained-bursts alarm fires (what on-call fixes)."
   type        = list(string)
   default     = []
 }

@@ -70,6 +70,11 @@ output "dead_letter_setup" {
   EOT
 }
 
+output "remediation_burst_alert_names" {
+  description = "The burst alert policies: unexplained (no open provider incident; alert_notification_channels) and provider-incident (incident_notification_channels)."
+  value       = { for k, a in google_monitoring_alert_policy.remediation_bursts : k => a.name }
+}
+
 output "counters_database" {
   description = "The Firestore database of the keys' counters (COUNTERS_DATABASE); fngate-remediate usage -counters firestore:<project> -counters-database <this> reads them."
   value       = local.counters_database

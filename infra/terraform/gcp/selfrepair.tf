@@ -19,6 +19,19 @@ locals {
     "resource.labels.service_name=\"${google_cloudfunctions2_function.gateway.name}\"",
     "jsonPayload.error_class=(\"rate_limited\" OR \"overloaded\" OR \"unavailable\" OR \"auth\" OR \"not_found\" OR \"unsupported\")",
   ])
+  # Personalized Service Health's incidents about Vertex AI (eventarc decodes them;
+  # remediation.ServiceHealthLog and ServiceHealthLogFilter, kept equal by an infra test).
+  service_health_filter = join(" AND ", [
+    "logName=\"projects/${var.project_id}/logs/servicehealth.googleapis.com%2Factivity\"",
+    "jsonPayload.category=\"INCIDENT\"",
+    "jsonPayload.impactedProducts:\"Vertex\"",
+  ])
+  # The gateway's config and its plain ${ENV} values, read by the remediation function only
+  # for which routes run where (a Vertex AI incident in a location cools the routes there).
+  inventory_env = merge(
+    var.environment,
+    local.has_config ? { FNGATE_CONFIG = local.config_path } : {},
+  )
   # Firestore IAM conditions name the database: neither function can touch another one.
   database_condition = "resource.name == \"projects/${var.project_id}/databases/${local.database}\""
 }
@@ -112,6 +125,23 @@ resource "google_pubsub_topic_iam_member" "sink_publisher" {
   member  = google_logging_project_sink.provider_errors.writer_identity
 }
 
+# Service Health news about Vertex AI, to the same topic and trigger. Service Health logs
+# only where its API is enabled (servicehealth.googleapis.com; docs/remediation.md).
+resource "google_logging_project_sink" "service_health" {
+  project                = var.project_id
+  name                   = "${var.name}-service-health"
+  destination            = "pubsub.googleapis.com/${google_pubsub_topic.provider_errors.id}"
+  filter                 = local.service_health_filter
+  unique_writer_identity = true
+}
+
+resource "google_pubsub_topic_iam_member" "service_health_publisher" {
+  project = var.project_id
+  topic   = google_pubsub_topic.provider_errors.name
+  role    = "roles/pubsub.publisher"
+  member  = google_logging_project_sink.service_health.writer_identity
+}
+
 # ---- The remediation function ----
 
 resource "google_service_account" "remediation" {
@@ -152,6 +182,18 @@ resource "google_cloud_run_service_iam_member" "trigger_invoker" {
   member   = google_service_account.trigger.member
 }
 
+# The remediation function reads the gateway's config file (its route inventory) and no
+# other secret.
+resource "google_secret_manager_secret_iam_member" "remediation_config" {
+  count     = local.has_config ? 1 : 0
+  project   = var.project_id
+  secret_id = local.config_secret
+  role      = "roles/secretmanager.secretAccessor"
+  member    = google_service_account.remediation.member
+
+  depends_on = [google_secret_manager_secret.config]
+}
+
 resource "google_storage_bucket_object" "remediation_source" {
   bucket = local.bucket
   name   = "${var.name}/remediation-source-${filemd5(var.remediation_source_zip)}.zip"
@@ -188,12 +230,27 @@ resource "google_cloudfunctions2_function" "remediation" {
     ingress_settings               = "ALLOW_INTERNAL_ONLY"
     all_traffic_on_latest_revision = true
     service_account_email          = google_service_account.remediation.email
-    environment_variables = merge(local.route_state_env, {
-      REMEDIATION_MODE         = var.remediation_mode
-      REMEDIATION_BURST_ERRORS = tostring(var.remediation_burst_errors)
-      REMEDIATION_BURST_WINDOW = var.remediation_burst_window
-      REMEDIATION_COOLDOWN     = var.remediation_cooldown
+    environment_variables = merge(local.inventory_env, local.route_state_env, {
+      REMEDIATION_MODE              = var.remediation_mode
+      REMEDIATION_BURST_ERRORS      = tostring(var.remediation_burst_errors)
+      REMEDIATION_BURST_WINDOW      = var.remediation_burst_window
+      REMEDIATION_COOLDOWN          = var.remediation_cooldown
+      REMEDIATION_INCIDENT_COOLDOWN = var.remediation_incident_cooldown
     })
+
+    # The gateway's config file, as the gateway mounts it.
+    dynamic "secret_volumes" {
+      for_each = local.has_config ? [1] : []
+      content {
+        mount_path = dirname(local.config_path)
+        project_id = var.project_id
+        secret     = google_secret_manager_secret.config[0].secret_id
+        versions {
+          version = google_secret_manager_secret_version.config[0].version
+          path    = basename(local.config_path)
+        }
+      }
+    }
   }
 
   # A store failure returns an error and Pub/Sub redelivers (claims make redelivery safe).
@@ -205,7 +262,8 @@ resource "google_cloudfunctions2_function" "remediation" {
     service_account_email = google_service_account.trigger.email
   }
 
-  depends_on = [google_project_iam_member.remediation_route_state, google_project_iam_member.trigger_event_receiver]
+  depends_on = [google_project_iam_member.remediation_route_state, google_project_iam_member.trigger_event_receiver,
+  google_secret_manager_secret_iam_member.remediation_config]
 }
 
 # ---- The sweep ----
@@ -261,7 +319,8 @@ resource "google_logging_metric" "remediation_actions" {
 }
 
 # A spike of actions is a provider outage or a threshold cooling everything; the alert
-# counts actions in the mode this deployment runs.
+# counts actions in the mode this deployment runs, a provider incident's own left out (the
+# incident alert below covers them).
 resource "google_monitoring_alert_policy" "remediation_actions" {
   project               = var.project_id
   display_name          = "${var.name}: remediation actions spike"
@@ -272,7 +331,7 @@ resource "google_monitoring_alert_policy" "remediation_actions" {
     display_name = "more than ${var.remediation_alarm_threshold} remediation actions (${var.remediation_mode}) in 5 minutes"
 
     condition_threshold {
-      filter          = "resource.type = \"cloud_run_revision\" AND metric.type = \"logging.googleapis.com/user/${google_logging_metric.remediation_actions.name}\" AND metric.label.mode = \"${var.remediation_mode}\""
+      filter          = "resource.type = \"cloud_run_revision\" AND metric.type = \"logging.googleapis.com/user/${google_logging_metric.remediation_actions.name}\" AND metric.label.mode = \"${var.remediation_mode}\" AND metric.label.action != \"incident_cool\" AND metric.label.action != \"incident_enable\""
       comparison      = "COMPARISON_GT"
       threshold_value = var.remediation_alarm_threshold
       duration        = "0s"
@@ -292,5 +351,95 @@ resource "google_monitoring_alert_policy" "remediation_actions" {
   documentation {
     mime_type = "text/markdown"
     content   = "fngate self-repair cooled, disabled or re-enabled many routes at once. Read the remediation function's `remediation` log lines; roll back with `fngate-remediate` (docs/remediation.md)."
+  }
+}
+
+# Bursts of provider errors, told apart by whether an open provider incident explains them
+# (the engine's RemediationBursts line, label correlation): with none, a configuration or
+# quota problem is likelier and on-call is paged; with one, the provider is on it.
+resource "google_logging_metric" "remediation_bursts" {
+  project = var.project_id
+  name    = "${var.name}_remediation_bursts"
+  filter = join(" AND ", [
+    "resource.type=\"cloud_run_revision\"",
+    "resource.labels.service_name=\"${google_cloudfunctions2_function.remediation.name}\"",
+    "jsonPayload.metric=\"RemediationBursts\"",
+  ])
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "fngate error bursts"
+
+    labels {
+      key         = "correlation"
+      value_type  = "STRING"
+      description = "provider_incident (an open provider incident covers the route) or none"
+    }
+
+    labels {
+      key         = "mode"
+      value_type  = "STRING"
+      description = "dry_run or apply"
+    }
+  }
+
+  label_extractors = {
+    correlation = "EXTRACT(jsonPayload.correlation)"
+    mode        = "EXTRACT(jsonPayload.mode)"
+  }
+}
+
+locals {
+  burst_alerts = {
+    unexplained = {
+      correlation = "none"
+      threshold   = var.remediation_burst_alarm_threshold
+      channels    = var.alert_notification_channels
+      title       = "error bursts no provider incident explains"
+      content     = "Bursts of provider errors with no open provider incident to explain them: likelier a configuration or quota problem (a rotated or revoked key, a quota below the traffic). Yours to fix: read the remediation function's `remediation` lines with `correlation` none (docs/remediation.md)."
+    }
+    provider-incident = {
+      correlation = "provider_incident"
+      threshold   = 0
+      channels    = var.incident_notification_channels
+      title       = "error bursts during a provider incident"
+      content     = "Bursts of provider errors during an open Google Cloud Service Health incident. The provider's to fix; the `remediation` lines with `correlation` provider_incident name the incident."
+    }
+  }
+}
+
+resource "google_monitoring_alert_policy" "remediation_bursts" {
+  for_each              = local.burst_alerts
+  project               = var.project_id
+  display_name          = "${var.name}: ${each.value.title}"
+  combiner              = "OR"
+  notification_channels = each.value.channels
+
+  conditions {
+    display_name = "more than ${each.value.threshold} ${each.value.title} (${var.remediation_mode}) in 5 minutes"
+
+    condition_threshold {
+      filter          = "resource.type = \"cloud_run_revision\" AND metric.type = \"logging.googleapis.com/user/${google_logging_metric.remediation_bursts.name}\" AND metric.label.mode = \"${var.remediation_mode}\" AND metric.label.correlation = \"${each.value.correlation}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = each.value.threshold
+      duration        = "0s"
+
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    content   = each.value.content
   }
 }

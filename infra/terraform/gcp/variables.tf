@@ -187,6 +187,24 @@ variable "route_state_prefix" {
   default     = "fngate_"
 }
 
+variable "remediation_incident_cooldown" {
+  description = "How long an open Service Health incident for Vertex AI cools the routes in its location, renewed by the incident's updates and ended by its resolution (REMEDIATION_INCIDENT_COOLDOWN, a Go duration)."
+  type        = string
+  default     = "1h"
+}
+
+variable "remediation_burst_alarm_threshold" {
+  description = "The unexplained-bursts alert fires when more than this many error bursts that no open provider incident explains happen within 5 minutes."
+  type        = number
+  default     = 0
+}
+
+variable "incident_notification_channels" {
+  description = "Cloud Monitoring notification channel ids notified when bursts come with an open provider incident (the provider's to fix; for awareness)."
+  type        = list(string)
+  default     = []
+}
+
 variable "remediation_alarm_threshold" {
   description = "The alert fires when more than this many remediation actions (in the current mode) happen within 5 minutes."
   type        = number
@@ -194,7 +212,7 @@ variable "remediation_alarm_threshold" {
 }
 
 variable "alert_notification_channels" {
-  description = "Cloud Monitoring notification channel ids notified by the remediation alert."
+  description = "Cloud Monitoring notification channel ids notified by the actions alert and the unexplained-bursts alert (what on-call fixes)."
   type        = list(string)
   default     = []
 }
