@@ -287,7 +287,7 @@ func TestTemplateSelfRepair(t *testing.T) {
 				t.Errorf("gateway ROUTE_STATE_TABLE = %v", got)
 			}
 			wantBus := any(nil)
-			wantGrants := append([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants...)
+			wantGrants := append(append([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants...), samResponsesGrants...)
 			if eventBridge {
 				wantBus = "Ref:ProviderErrorBus"
 				wantGrants = append(wantGrants, "events:PutEvents on GetAtt:ProviderErrorBus.Arn")
@@ -885,7 +885,7 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 				t.Errorf("gateway PROVIDER_ERROR_BUS present = %v with error_delivery=%s (%#v)", hasBus, delivery, env)
 			}
 			wantGw := append([]string{"dynamodb:Query on aws_dynamodb_table.route_state.arn", "logs:CreateLogStream on aws_cloudwatch_log_group.gateway.arn:*",
-				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, tfCounterGrants...)
+				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, append(tfCounterGrants, tfResponsesGrants...)...)
 			if eventBridge {
 				wantGw = append(wantGw, "events:PutEvents on aws_cloudwatch_event_bus.provider_errors.arn")
 			}
@@ -1344,6 +1344,8 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 			"Allow dynamodb:GetItem on GetAtt:CountersTable.Arn", "Allow dynamodb:UpdateItem on GetAtt:CountersTable.Arn",
 			"HasSecrets Allow secretsmanager:GetSecretValue on Ref:SecretArns",
 			"UseEventBridge Allow events:PutEvents on GetAtt:ProviderErrorBus.Arn", basic,
+			"Allow dynamodb:DeleteItem on GetAtt:ResponsesTable.Arn", "Allow dynamodb:GetItem on GetAtt:ResponsesTable.Arn",
+			"Allow dynamodb:PutItem on GetAtt:ResponsesTable.Arn",
 		},
 		"SweepScheduleRole": {"Allow lambda:InvokeFunction on GetAtt:RemediationFunction.Arn"},
 	}

@@ -5,6 +5,7 @@
 // sdkconfig: shared files, profiles, SSO, IMDS, web identity...) adds about 4 MB to a binary,
 // while a Lambda function only ever needs what its runtime puts in the environment. The
 // Lambda bootstrap uses FromEnvironment; the local server and Cloud Functions use sdkconfig.
+// Both give their clients HTTPClient (httpclient.go), whose bodies cannot race the SDK.
 package awsconf
 
 import (
@@ -34,7 +35,7 @@ func FromEnvironment(_ context.Context, o Options) (aws.Config, error) {
 	if o.Profile != "" {
 		return aws.Config{}, errors.New("profile " + o.Profile + " needs the shared config files, which this binary does not read: use environment credentials")
 	}
-	cfg := aws.Config{Region: firstSet(o.Region, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"))}
+	cfg := aws.Config{Region: firstSet(o.Region, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")), HTTPClient: HTTPClient()}
 	if id, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"); id != "" && secret != "" {
 		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, os.Getenv("AWS_SESSION_TOKEN")))
 	}

@@ -2,7 +2,11 @@ package awsconf
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
 func TestFromEnvironment(t *testing.T) {
@@ -34,3 +38,46 @@ func TestFromEnvironment(t *testing.T) {
 		t.Error("a profile was accepted without the shared files")
 	}
 }
+
+// smithy-go's request body after the SDK closed it: Read and WriteTo report io.EOF.
+type closedSDKBody struct{}
+
+func (closedSDKBody) Read([]byte) (int, error)         { return 0, io.EOF }
+func (closedSDKBody) WriteTo(io.Writer) (int64, error) { return 0, io.EOF }
+func (closedSDKBody) Close() error                     { return nil }
+
+// net/http copies a request body once more after its Content-Length bytes; a body the SDK
+// has closed by then must read as finished, not fail the copy (which closes the connection
+// under the response).
+func TestSafeBodiesReadAClosedBodyAsFinished(t *testing.T) {
+	if _, err := io.Copy(io.Discard, closedSDKBody{}); err == nil {
+		t.Fatal("the stand-in does not show the failure: io.Copy passes WriteTo's io.EOF on")
+	}
+	var sent io.Reader
+	c := SafeBodies(doFunc(func(r *http.Request) (*http.Response, error) { sent = r.Body; return &http.Response{}, nil }))
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/", closedSDKBody{})
+	if _, err := c.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sent.(io.WriterTo); ok {
+		t.Fatal("the body sent still has WriteTo")
+	}
+	if n, err := io.Copy(io.Discard, sent); n != 0 || err != nil {
+		t.Errorf("copying the closed body: %d, %v; want 0, nil", n, err)
+	}
+	for _, loaded := range []func() (aws.Config, error){
+		func() (aws.Config, error) { return FromEnvironment(context.Background(), Options{}) },
+	} {
+		cfg, err := loaded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cfg.HTTPClient.(safeBodies); !ok {
+			t.Errorf("the loader's HTTP client is %T, not SafeBodies", cfg.HTTPClient)
+		}
+	}
+}
+
+type doFunc func(*http.Request) (*http.Response, error)
+
+func (f doFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }

@@ -28,7 +28,7 @@ type Config struct {
 	Limits      Limits                 `yaml:"limits"`
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
-	// Responses configures the Responses door's stored responses.
+	// Responses is the store of the Responses door's stored responses (store.go).
 	Responses Responses `yaml:"responses"`
 
 	// RequestProfile is how strictly the OpenAI doors read requests: ProfileStrict (the
@@ -265,13 +265,6 @@ type Logging struct {
 	// Format is "cloudwatch" (level/msg keys), "cloudlogging" (severity/message keys) or ""
 	// to pick by environment (K_SERVICE set: cloudlogging).
 	Format string `yaml:"format"`
-}
-
-// Responses is the responses section: where stored responses (store: true,
-// previous_response_id, GET /v1/responses/{id}) are kept.
-type Responses struct {
-	// Store is "" (none: responses say store: false), memory, file, dynamodb or firestore.
-	Store string `yaml:"store"`
 }
 
 // Duration is a time.Duration written as "30s" or a number of seconds.

@@ -211,7 +211,7 @@ request_profile_ignore:
 		{"a response store that does not exist", `
 responses:
   store: redis # <-
-` + upstream + model, "responses.store", "must be memory, file, dynamodb or firestore"},
+` + upstream + model, "responses.store", "must be memory, file, dynamodb, firestore or none"},
 		{"a negative rate limit", `
 keys:
   - name: a

@@ -111,15 +111,11 @@ func (c *Config) validate() error {
 		Connect: Duration(DefaultConnect), FirstByte: Duration(DefaultFirstByte),
 		Idle: Duration(DefaultIdle), Total: Duration(DefaultTotal),
 	})
+	c.Responses.validate(bad)
 	switch c.Logging.Format {
 	case "", "cloudwatch", "cloudlogging":
 	default:
 		bad.add("logging.format", " must be cloudwatch or cloudlogging, got %q", c.Logging.Format)
-	}
-	switch c.Responses.Store {
-	case "", "memory", "file", "dynamodb", "firestore":
-	default:
-		bad.add("responses.store", " must be memory, file, dynamodb or firestore, got %q", c.Responses.Store)
 	}
 	return bad.err()
 }

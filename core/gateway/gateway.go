@@ -19,6 +19,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +69,8 @@ type Options struct {
 	// previous_response_id, GET and DELETE /v1/responses/{id}); nil stores none, and
 	// responses say store: false.
 	ResponseStore responsestore.Store
-	// ResponseTTL is how long a stored response is kept; zero means DefaultResponseTTL.
+	// ResponseTTL is how long a stored response is kept; zero means the config's responses.ttl,
+	// else DefaultResponseTTL.
 	ResponseTTL time.Duration
 	// Counters holds the keys' rate limits and budgets (limits.go), shared by every instance;
 	// nil, with limits configured, counts in this process's memory when the config says
@@ -147,7 +149,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		secrets:   telemetry.NewSecrets(cfg.Secrets),
 
 		responses:   opt.ResponseStore,
-		responseTTL: opt.ResponseTTL,
+		responseTTL: cmp.Or(opt.ResponseTTL, cfg.Responses.TTL.D()),
 	}
 	if g.responseTTL <= 0 {
 		g.responseTTL = DefaultResponseTTL

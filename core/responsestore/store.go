@@ -3,9 +3,19 @@
 // stored response belongs to the gateway key that made it: another key neither sees nor
 // deletes it.
 //
-//	store.go    the Store interface, Stored, ErrNotFound, and the memory store (make run)
+//	store.go          the Store interface, Stored, the errors, and the memory store (make run)
+//	file.go           one file per response under a directory (make run across restarts)
+//	dynamostore/      a DynamoDB table (the Lambda function)
+//	firestorestore/   a Firestore collection (Cloud Functions)
+//	storetest/        the conformance suite every store passes
+//	internal/record   what the cloud stores share: the key, the compressed body, its parts
 //
-// Other stores (file, DynamoDB, Firestore) live beside it, each in its own file or package.
+// Expiry is each store's own: a response is gone once its clock reaches Expires, though the
+// cloud stores' TTL deletes it only later. The cloud stores compress a response's input and
+// response, cut what does not fit one item (DynamoDB 400 KB, Firestore 1 MiB) into parts
+// written before the item that names them, and refuse with ErrTooLarge a response of more
+// than 8 MiB compressed. Each of their calls is bounded by its own timeout and fails with an
+// error other than ErrNotFound when the store cannot be reached.
 package responsestore
 
 import (
@@ -16,8 +26,15 @@ import (
 	"time"
 )
 
-// ErrNotFound is a response that is not stored, has expired, or belongs to another key.
-var ErrNotFound = errors.New("responsestore: no such response")
+// Errors a Store returns; any other error means the store could not answer (unreachable,
+// timed out, refused), which is no evidence either way.
+var (
+	// ErrNotFound is a response that is not stored, has expired, or belongs to another key.
+	ErrNotFound = errors.New("responsestore: no such response")
+	// ErrTooLarge is a response the store cannot hold, even compressed. Nothing is written:
+	// a response stored earlier under the same id and owner stays as it was.
+	ErrTooLarge = errors.New("responsestore: response too large to store")
+)
 
 // Stored is one stored response.
 type Stored struct {

@@ -17,6 +17,8 @@
 //	ROUTE_STATE_PROJECT  self-repair: read route state from Firestore (selfrepair.go)
 //	COUNTERS_PROJECT     the keys' rate limits and budgets in Firestore (counters.go; also
 //	                     COUNTERS_DATABASE, COUNTERS_PREFIX)
+//	RESPONSES_PROJECT    stored responses in Firestore, with RESPONSES_DATABASE and
+//	                     RESPONSES_COLLECTION (responses.go)
 //	FNGATE_INVOKER_AUTH  IAM when only IAM principals may invoke (roles/run.invoker), PUBLIC
 //	                     (default) when allUsers may: a public function refuses to serve
 //	                     without client keys unless the config says auth: none
@@ -79,12 +81,17 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 	if err := counterStore(ctx, getenv, cfg, logger, &gopt); err != nil {
 		return nil, err
 	}
+	responses, stored, err := responseStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	gopt.ResponseStore = responses
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
-		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)))
+		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored))
 	return gw, nil
 }
 

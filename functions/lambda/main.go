@@ -17,6 +17,7 @@
 //	FNGATE_URL_AUTH_TYPE                the function URL's AuthType, NONE (default) or AWS_IAM
 //	ROUTE_STATE_TABLE, PROVIDER_ERROR_BUS  self-repair (selfrepair.go)
 //	COUNTERS_TABLE                      the keys' rate limits and budgets (counters.go)
+//	RESPONSES_TABLE                     stored responses in DynamoDB (responses.go)
 package main
 
 import (
@@ -68,12 +69,17 @@ func setup(ctx context.Context, getenv func(string) string) (*guard, error) {
 	if err := counterStore(getenv, cfg, logger, &gopt); err != nil {
 		return nil, err
 	}
+	responses, stored, err := responseStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	gopt.ResponseStore = responses
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
-		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)))
+		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored))
 	return &guard{next: gw, log: logger, margin: deadlineMargin}, nil
 }
 

@@ -2,25 +2,21 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/fngate/fngate/functions/lambda/fakeruntime"
-	"github.com/fngate/fngate/internal/loopback"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestSecretsResolvedOnceAtColdStart runs the bootstrap against Secrets Manager (moto): the
 // gateway key and the provider key come from aws-sm:// references, and deleting the secrets
 // after the cold start changes nothing, because they were read once, before the first invoke.
 func TestSecretsResolvedOnceAtColdStart(t *testing.T) {
-	moto := startMoto(t)
+	moto := emulator.Moto(t)
 	sm := secretsmanager.New(secretsmanager.Options{Region: "us-east-1", BaseEndpoint: aws.String(moto),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 	ctx := context.Background()
@@ -66,32 +62,5 @@ models: {m: {routes: [{connection: up, model: paced}]}}
 		if a != "Bearer sk-upstream" {
 			t.Errorf("upstream request %d had Authorization %q, want the provider key from Secrets Manager", i, a)
 		}
-	}
-}
-
-// startMoto runs moto_server on a free port, or skips when it is not installed.
-func startMoto(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Skip("moto_server is not on PATH: skipping the Secrets Manager test (pip install 'moto[server]' to run it)")
-	}
-	port := loopback.ForTest(t).Number()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		resp, err := http.Get(url + "/moto-api/")
-		if err == nil {
-			resp.Body.Close()
-			return url
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto_server did not answer within 30s: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // openCounters opens the counter store the config names, when a key has limits; the local
-// server has all four (Firestore's not under -tags novertex: counters_firestore.go). Several local servers share limits through the file store, or through
+// server has all four (Firestore's not under -tags novertex: firestore.go). Several local servers share limits through the file store, or through
 // DynamoDB and Firestore as the functions do. The returned func closes the store.
 func openCounters(ctx context.Context, cfg *config.Config) (counters.Store, func(), error) {
 	c := cfg.Counters

@@ -7,8 +7,10 @@
 // the embedded default serves the mock models and whatever providers the environment has
 // credentials for. Built with -tags novertex it leaves the Vertex AI provider out, and with
 // it the ~655 MB of Google Cloud modules its SDK downloads on a first build (providers.go);
-// the Firestore counter store, whose client is the same SDK, goes with it
-// (counters_firestore.go).
+// the Firestore counter and response stores, whose client is the same SDK, go with it
+// (firestore.go).
+// Stored responses stay in memory unless the config's responses section says otherwise
+// (responses.go).
 package main
 
 import (
@@ -60,9 +62,6 @@ func run() error {
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	gopt := gateway.Options{Registry: registry(), Logger: logger}
-	if gopt.ResponseStore, err = responseStore(cfg); err != nil {
-		return err
-	}
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
 		if err != nil {
@@ -73,6 +72,12 @@ func run() error {
 		defer cache.Close()
 		gopt.RouteState = cache
 	}
+	responses, stored, closeResponses, err := responseStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeResponses()
+	gopt.ResponseStore = responses
 	store, closeCounters, err := openCounters(ctx, cfg)
 	if err != nil {
 		return err
@@ -101,7 +106,8 @@ func run() error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)))
+	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),
+		slog.String("responses", stored))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -145,15 +145,17 @@ models: {m: {routes: [{connection: mock, model: lorem}, {connection: mock, model
 	t.Errorf("the cooled route still serves: %q", route)
 }
 
-// TestResponsesStoreFromTheConfig: responses: {store: memory} keeps stored responses, which
-// GET /v1/responses/{id} returns; without it nothing is kept and responses say store: false.
+// TestResponsesStoreFromTheConfig: the local server keeps stored responses in memory unless
+// the config says otherwise, and GET /v1/responses/{id} returns them; with store: none nothing
+// is kept and responses say store: false.
 func TestResponsesStoreFromTheConfig(t *testing.T) {
 	for _, tc := range []struct {
 		section string
 		stored  bool
 	}{
 		{"responses: {store: memory}\n", true},
-		{"", false},
+		{"", true},
+		{"responses: {store: none}\n", false},
 	} {
 		_, addr := startServer(t, tc.section+`
 connections: {mock: {kind: mock}}

@@ -21,7 +21,18 @@ func Load(ctx context.Context, o awsconf.Options) (aws.Config, error) {
 	if o.Profile != "" {
 		opts = append(opts, awsconfig.WithSharedConfigProfile(o.Profile))
 	}
-	return awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return cfg, err
+	}
+	// Wrapped after loading: the loader puts AWS_CA_BUNDLE into its own client, which it
+	// must be able to recognise.
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = awsconf.HTTPClient()
+	} else {
+		cfg.HTTPClient = awsconf.SafeBodies(cfg.HTTPClient)
+	}
+	return cfg, nil
 }
 
 var _ awsconf.Loader = Load

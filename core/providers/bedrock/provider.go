@@ -130,7 +130,9 @@ func newProvider(conn *config.Connection, env providers.Env, load awsconf.Loader
 		// The shared client keeps connections warm across providers, but a custom CA bundle
 		// (AWS_CA_BUNDLE) lives only in the SDK's own client.
 		if env.HTTPClient != nil && os.Getenv("AWS_CA_BUNDLE") == "" {
-			o.HTTPClient = env.HTTPClient
+			// SafeBodies: the SDK closes a request body net/http may still be checking, which
+			// can close the connection under an answer already arriving (awsconf/httpclient.go).
+			o.HTTPClient = awsconf.SafeBodies(env.HTTPClient)
 		}
 		if conn.Endpoint != "" {
 			o.BaseEndpoint = aws.String(conn.Endpoint)

@@ -1,6 +1,7 @@
 // Package storetest holds what every routestate.Store implementation is tested with: one
-// conformance suite (run against memory, file, DynamoDB and Firestore), and launchers for the
-// local emulators the cloud stores are tested against.
+// conformance suite (run against memory, file, DynamoDB and Firestore), and the launchers of
+// the local emulators the cloud stores are tested against (internal/emulator's, under the
+// names the tests already use).
 package storetest
 
 import (

@@ -2,13 +2,9 @@ package awssm
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -16,41 +12,8 @@ import (
 
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
-	"github.com/fngate/fngate/internal/loopback"
+	"github.com/fngate/fngate/internal/emulator"
 )
-
-// startMoto runs moto_server on a free port and returns its URL, or skips the test when
-// moto_server is not installed (it comes from the machine image, not from a registry CI can
-// reinstall from).
-func startMoto(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("moto_server")
-	if err != nil {
-		t.Skip("moto_server is not on PATH: skipping the Secrets Manager integration test (pip install 'moto[server]' to run it)")
-	}
-	port := loopback.ForTest(t).Number()
-	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(url + "/moto-api/")
-		if err == nil {
-			resp.Body.Close()
-			return url
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("moto_server did not answer on %s within 30s: %v", url, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 func motoClient(url string) *secretsmanager.Client {
 	return secretsmanager.New(secretsmanager.Options{
@@ -72,7 +35,7 @@ func (c *countingAPI) GetSecretValue(ctx context.Context, in *secretsmanager.Get
 }
 
 func TestResolveAgainstMoto(t *testing.T) {
-	url := startMoto(t)
+	url := emulator.Moto(t)
 	ctx := context.Background()
 	client := motoClient(url)
 	create := func(in *secretsmanager.CreateSecretInput) string {
@@ -138,7 +101,7 @@ func TestResolveAgainstMoto(t *testing.T) {
 // environment (region, credentials, endpoint override) with both loaders: the full SDK chain
 // (local server) and the environment-only one the Lambda bootstrap uses.
 func TestClientFromEnvironment(t *testing.T) {
-	url := startMoto(t)
+	url := emulator.Moto(t)
 	if _, err := motoClient(url).CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
 		Name: aws.String("env/secret"), SecretString: aws.String(`{"k":"v"}`)}); err != nil {
 		t.Fatal(err)

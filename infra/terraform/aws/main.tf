@@ -8,6 +8,8 @@ locals {
     { ROUTE_STATE_TABLE = aws_dynamodb_table.route_state.name },
     # The keys' rate limits and budgets (a config without a counters section counts here).
     { COUNTERS_TABLE = aws_dynamodb_table.counters.name },
+    # The config's responses.table wins; responses: {store: none} turns them off.
+    { RESPONSES_TABLE = aws_dynamodb_table.responses.name },
     # Without it the gateway publishes nothing: the log subscription needs no publisher.
     local.eventbridge ? { PROVIDER_ERROR_BUS = aws_cloudwatch_event_bus.provider_errors[0].name } : {},
   )
@@ -102,7 +104,7 @@ resource "aws_lambda_function" "gateway" {
 
   # Lambda logs to /aws/lambda/<function_name>, created here first with its retention. The
   # secrets are read at cold start: the role must be able to read them first.
-  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters]
+  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses]
 }
 
 resource "aws_lambda_function_url" "gateway" {

@@ -23,6 +23,11 @@ output "role_arn" {
   value       = aws_iam_role.gateway.arn
 }
 
+output "responses_table_name" {
+  description = "The table of stored responses (RESPONSES_TABLE of the gateway)."
+  value       = aws_dynamodb_table.responses.name
+}
+
 output "log_group_name" {
   description = "The log group holding one line per request and per provider attempt."
   value       = aws_cloudwatch_log_group.gateway.name

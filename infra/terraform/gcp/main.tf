@@ -16,6 +16,7 @@ locals {
     local.has_config ? { FNGATE_CONFIG = local.config_path } : {},
     local.route_state_env,
     local.counters_env,
+    local.responses_env,
   )
 }
 
@@ -130,8 +131,9 @@ resource "google_cloudfunctions2_function" "gateway" {
   }
 
   # Cloud Run checks secret access when the revision deploys; the route-state cache and the
-  # counters use Firestore from the first request on.
-  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state, google_project_iam_member.gateway_counters]
+  # counters use Firestore from the first request on, and stored responses are written from
+  # the first response with store: true.
+  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state, google_project_iam_member.gateway_counters, google_project_iam_member.gateway_responses]
 }
 
 # Gen2 functions are Cloud Run services: invoking one takes roles/run.invoker on the service.

@@ -23,6 +23,11 @@ output "config_secret_id" {
   value       = local.has_config ? google_secret_manager_secret.config[0].secret_id : null
 }
 
+output "responses_database" {
+  description = "The Firestore database of stored responses (RESPONSES_DATABASE of the gateway)."
+  value       = local.responses_database
+}
+
 output "route_state_database" {
   description = "The Firestore database holding route state (ROUTE_STATE_DATABASE)."
   value       = local.database

@@ -181,6 +181,23 @@ variable "firestore_location" {
   default     = null
 }
 
+variable "responses_database" {
+  description = "An existing Firestore database (native mode) for stored responses. Null creates <name>-responses. The gateway may read and write all of it: do not name the route-state database."
+  type        = string
+  default     = null
+}
+
+variable "responses_collection" {
+  description = "The collection of stored responses (RESPONSES_COLLECTION)."
+  type        = string
+  default     = "fngate_responses"
+
+  validation {
+    condition     = can(regex("^[^/]+$", var.responses_collection))
+    error_message = "responses_collection must be a collection id, without '/'."
+  }
+}
+
 variable "route_state_prefix" {
   description = "Prefix of the route-state collections (ROUTE_STATE_PREFIX): <prefix>routes, windows, claims, actions."
   type        = string

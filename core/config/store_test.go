@@ -1,0 +1,88 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestResponsesStoreSettings(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want Responses
+	}{
+		{"", Responses{Store: Store{Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
+		{"responses: {store: memory}", Responses{Store: Store{Kind: StoreMemory, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
+		{"responses: {store: none}", Responses{Store: Store{Kind: StoreNone, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
+		{"responses: {store: file}", Responses{Store: Store{Kind: StoreFile, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
+		{"responses: {store: file, path: /var/lib/fngate, ttl: 1h}", Responses{Store: Store{Kind: StoreFile, Path: "/var/lib/fngate", Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(time.Hour)}},
+		{"responses: {store: dynamodb, table: fngate-responses, timeout: 500ms}", Responses{Store: Store{Kind: StoreDynamoDB, Table: "fngate-responses", Timeout: Duration(500 * time.Millisecond)}, TTL: Duration(DefaultResponsesTTL)}},
+		{"responses: {store: dynamodb}", Responses{Store: Store{Kind: StoreDynamoDB, Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
+		{"responses: {store: firestore, project: p, database: d, ttl: 7d}", Responses{}}, // 7d is no Go duration: refused below
+		{"responses: {store: firestore, project: p, database: d, ttl: 168h}", Responses{Store: Store{Kind: StoreFirestore, Project: "p", Database: "d", Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(168 * time.Hour)}},
+		{"responses: {store: firestore, collection: chats}", Responses{Store: Store{Kind: StoreFirestore, Collection: "chats", Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
+	} {
+		cfg, err := Parse(context.Background(), []byte(tc.yaml+"\n"+base), Options{})
+		if tc.want == (Responses{}) {
+			if err == nil {
+				t.Errorf("%s: accepted", tc.yaml)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.yaml, err)
+			continue
+		}
+		if cfg.Responses != tc.want {
+			t.Errorf("%s:\n got  %+v\n want %+v", tc.yaml, cfg.Responses, tc.want)
+		}
+	}
+}
+
+// Each mistake is refused at load with the key path and the line marked "# <-".
+func TestResponsesStoreMistakes(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, path, why string
+	}{
+		{"an unknown store", "responses:\n  store: redis # <-\n", "responses.store", `must be memory, file, dynamodb, firestore or none, got "redis"`},
+		{"a setting of another store", "responses:\n  store: file\n  table: t-1 # <-\n", "responses.table", "the file store has no table setting"},
+		{"a setting without a store", "responses:\n  collection: c # <-\n", "responses.collection", "is set but responses.store is not"},
+		{"a misspelt setting", "responses:\n  store: dynamodb\n  tabel: t-1 # <-\n", "responses.tabel", "is not a setting of responses"},
+		{"a bad table name", "responses:\n  store: dynamodb\n  table: a/b # <-\n", "responses.table", "3 to 255 letters"},
+		{"a collection path", "responses:\n  store: firestore\n  collection: a/b # <-\n", "responses.collection", "has no '/'"},
+		{"a reserved collection id", "responses:\n  store: firestore\n  collection: __x__ # <-\n", "responses.collection", "__.*__"},
+		{"a long timeout", "responses:\n  store: file\n  timeout: 5m # <-\n", "responses.timeout", "must be at most 30s"},
+		{"a negative timeout", "responses:\n  store: file\n  timeout: -1s # <-\n", "responses.timeout", "invalid duration"},
+		{"a tiny ttl", "responses:\n  store: memory\n  ttl: 10ms # <-\n", "responses.ttl", "must be at least 1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := 0
+			for i, l := range strings.Split(tc.yaml, "\n") {
+				if strings.Contains(l, "# <-") {
+					line = i + 1
+				}
+			}
+			_, err := Parse(context.Background(), []byte(tc.yaml+base), Options{})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			where := fmt.Sprintf("line %d: %s", line, tc.path)
+			if !strings.Contains(err.Error(), where) || !strings.Contains(err.Error(), tc.why) {
+				t.Errorf("error %q\nwant it to name %q and say %q", err, where, tc.why)
+			}
+		})
+	}
+}
+
+func TestResponsesTableFromEnvironment(t *testing.T) {
+	cfg, err := Parse(context.Background(), []byte("responses: {store: dynamodb, table: \"${RESPONSES_TABLE}\"}\n"+base),
+		Options{Getenv: env(map[string]string{"RESPONSES_TABLE": "stack-responses"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Responses.Table != "stack-responses" {
+		t.Errorf("table = %q", cfg.Responses.Table)
+	}
+}

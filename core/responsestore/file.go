@@ -1,0 +1,234 @@
+package responsestore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fngate/fngate/core/responsestore/internal/record"
+)
+
+// File is a Store of one file per response under a directory, for `make run`: responses
+// outlive a restart, and `cat` shows one. Each file is written under a temporary name and
+// renamed over the old one, so a reader sees a whole response or none, and of concurrent
+// writers of one response (in any process) one wins whole. The files are readable by their
+// owner only: a response holds a conversation.
+//
+// A file is named for a hash of its owner and id and holds a JSON header line, the input
+// and the response, each as it was given:
+//
+//	{"id":"resp_…","owner":"app","model":"m","created":"…","expires":"…","input_bytes":812,"response_bytes":1403}
+//	[…the input…]
+//	{…the response…}
+//
+// Local disks answer or fail at once, so calls take no timeout of their own; a cancelled
+// context is honoured before each one. Now is the clock that decides expiry.
+type File struct {
+	Now func() time.Time
+
+	dir       string
+	mu        sync.Mutex
+	lastSweep time.Time
+}
+
+// sweepEvery spaces the removal of expired files, which reads every header.
+const sweepEvery = time.Minute
+
+const fileSuffix = ".resp"
+
+// OpenFile returns a store on dir, creating it.
+func OpenFile(dir string) (*File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("responsestore: %w", err)
+	}
+	return &File{Now: time.Now, dir: dir}, nil
+}
+
+// Dir is the store's directory.
+func (f *File) Dir() string { return f.dir }
+
+// fileHeader is a stored file's first line.
+type fileHeader struct {
+	ID            string    `json:"id"`
+	Owner         string    `json:"owner"`
+	Model         string    `json:"model,omitempty"`
+	Created       time.Time `json:"created"`
+	Expires       time.Time `json:"expires"`
+	InputBytes    int       `json:"input_bytes"`
+	ResponseBytes int       `json:"response_bytes"`
+}
+
+func (f *File) path(id, owner string) string {
+	sum := sha256.Sum256([]byte(record.Key(owner, id)))
+	return filepath.Join(f.dir, hex.EncodeToString(sum[:])+fileSuffix)
+}
+
+func (f *File) Put(ctx context.Context, s *Stored) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("responsestore: put %s: %w", s.ID, err)
+	}
+	head, err := json.Marshal(fileHeader{ID: s.ID, Owner: s.Owner, Model: s.Model, Created: s.Created, Expires: s.Expires,
+		InputBytes: len(s.Input), ResponseBytes: len(s.Response)})
+	if err != nil {
+		return fmt.Errorf("responsestore: put %s: %w", s.ID, err)
+	}
+	var b bytes.Buffer
+	for _, part := range [][]byte{head, s.Input, s.Response} {
+		b.Write(part)
+		b.WriteByte('\n')
+	}
+	if err := f.write(f.path(s.ID, s.Owner), b.Bytes()); err != nil {
+		return fmt.Errorf("responsestore: put %s: %w", s.ID, err)
+	}
+	f.sweep()
+	return nil
+}
+
+// write replaces path with data through a temporary file in the same directory.
+func (f *File) write(path string, data []byte) error {
+	tmp, err := os.CreateTemp(f.dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	return err
+}
+
+func (f *File) Get(ctx context.Context, id, owner string) (*Stored, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("responsestore: get %s: %w", id, err)
+	}
+	s, err := f.read(f.path(id, owner), true)
+	if err != nil {
+		return nil, err
+	}
+	if s.ID != id || s.Owner != owner || !f.Now().Before(s.Expires) {
+		return nil, ErrNotFound
+	}
+	return s, nil
+}
+
+func (f *File) Delete(ctx context.Context, id, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("responsestore: delete %s: %w", id, err)
+	}
+	path := f.path(id, owner)
+	s, err := f.read(path, false)
+	if err != nil {
+		return err
+	}
+	if s.ID != id || s.Owner != owner {
+		return ErrNotFound
+	}
+	err = os.Remove(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // a concurrent Delete won
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("responsestore: delete %s: %w", id, err)
+	case !f.Now().Before(s.Expires):
+		return ErrNotFound // gone already, as far as anyone could tell
+	}
+	return nil
+}
+
+// read loads one file: its header, and its input and response when whole is set. A missing
+// file is ErrNotFound.
+func (f *File) read(path string, whole bool) (*Stored, error) {
+	file, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("responsestore: %w", err)
+	}
+	defer file.Close()
+	r := bufio.NewReader(file)
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("responsestore: %s: no header: %w", path, err)
+	}
+	var h fileHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("responsestore: %s: %w", path, err)
+	}
+	s := &Stored{ID: h.ID, Owner: h.Owner, Model: h.Model, Created: h.Created, Expires: h.Expires}
+	if !whole {
+		return s, nil
+	}
+	if s.Input, err = readPart(r, h.InputBytes); err == nil {
+		s.Response, err = readPart(r, h.ResponseBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("responsestore: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// readPart reads n bytes and the newline after them; nil when n is 0.
+func readPart(r *bufio.Reader, n int) ([]byte, error) {
+	if n < 0 {
+		return nil, errors.New("negative length")
+	}
+	b := make([]byte, n+1)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, fmt.Errorf("truncated: %w", err)
+	}
+	if b[n] != '\n' {
+		return nil, errors.New("a part is longer than its header says")
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return b[:n], nil
+}
+
+// sweep removes expired files, at most once per sweepEvery; a failure only leaves them for
+// the next sweep.
+func (f *File) sweep() {
+	now := f.Now()
+	f.mu.Lock()
+	if now.Sub(f.lastSweep) < sweepEvery {
+		f.mu.Unlock()
+		return
+	}
+	f.lastSweep = now
+	f.mu.Unlock()
+	entries, err := os.ReadDir(f.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), fileSuffix) {
+			continue
+		}
+		path := filepath.Join(f.dir, e.Name())
+		if s, err := f.read(path, false); err == nil && !now.Before(s.Expires) {
+			_ = os.Remove(path)
+		}
+	}
+}
+
+var _ Store = (*File)(nil)

@@ -1,0 +1,25 @@
+//go:build !novertex
+
+package main
+
+import (
+	"context"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters/firestorecounters"
+	"github.com/fngate/fngate/core/responsestore"
+	"github.com/fngate/fngate/core/responsestore/firestorestore"
+)
+
+// The Firestore stores' client is the same Google Cloud module graph as the Vertex AI SDK,
+// and is left out with it (firestore_novertex.go).
+var openFirestoreCounters = firestorecounters.Open
+
+// openFirestoreResponses opens the Firestore response store and says where it is.
+func openFirestoreResponses(ctx context.Context, r config.Responses) (responsestore.Store, string, func() error, error) {
+	s, closeClient, err := firestorestore.Open(ctx, r)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return s, s.Where(), closeClient, nil
+}

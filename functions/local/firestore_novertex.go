@@ -1,0 +1,28 @@
+//go:build novertex
+
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/responsestore"
+)
+
+// A build without the Google Cloud SDK refuses the Firestore stores: their client needs the
+// modules -tags novertex saves a first run from downloading.
+
+func openFirestoreCounters(context.Context, config.Counters) (counters.Store, func() error, error) {
+	return nil, nil, leftOut("counters.store")
+}
+
+func openFirestoreResponses(context.Context, config.Responses) (responsestore.Store, string, func() error, error) {
+	return nil, "", nil, leftOut("responses.store")
+}
+
+func leftOut(field string) error {
+	return errors.New(field + " firestore is left out of this build of the local server with the Vertex AI provider " +
+		"(-tags novertex: the Firestore client is the same Google Cloud SDK); build it in with `make run VERTEX=1` or `go run ./functions/local`")
+}
