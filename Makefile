@@ -106,6 +106,8 @@ clean:
 	rm -rf $(BUILD_DIR)
 
 # Side-by-side latency, CPU and memory figures (fake upstream, gateway, bare reverse proxy).
+# BENCH_ARGS="-baseline main -only stream -cpuprofile /tmp/prof": the gateway at main beside this
+# checkout's, only the scenarios matching "stream", a CPU profile of each (see scripts/bench).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./core/openai/ ./core/providers/openaicompat/ ./core/providers/anthropic/ ./core/gateway/
 	$(GO) run ./scripts/bench $(BENCH_ARGS)

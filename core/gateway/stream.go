@@ -87,7 +87,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 	a.sent(first)
 	a.rec.outChars += outputChars(first)
 	sw.buf = enc.start(sw.buf[:0], first)
-	werr := sw.emit(enc.delta(sw.buf, first), pending)
+	werr := sw.write(enc.delta(sw.buf, first))
 
 	idleAfter := m.timeouts.Idle.D()
 	idle := time.AfterFunc(idleAfter, func() { a.cancel(providers.ErrIdleTimeout) })
@@ -96,19 +96,31 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 
 	var failed *providers.Error
 	for werr == nil {
-		// The idle clock runs only while waiting on the upstream, so a slow client is never
-		// blamed on the provider.
-		idle.Reset(idleAfter)
-		tn := time.Now()
-		dl, err := st.Next()
-		rc.upstream += time.Since(tn)
-		idle.Stop()
+		var dl llm.Delta
+		var err error
+		if pending != nil && pending.Pending() {
+			// The next delta is in hand: Next does not wait, so neither the flush nor the
+			// clocks are needed.
+			dl, err = st.Next()
+		} else {
+			// Next may wait on the upstream: what the client was sent leaves first. The idle
+			// clock runs only while waiting on the upstream, so a slow client is never blamed
+			// on the provider.
+			if werr = sw.flush(); werr != nil {
+				break
+			}
+			idle.Reset(idleAfter)
+			tn := time.Now()
+			dl, err = st.Next()
+			rc.upstream += time.Since(tn)
+			idle.Stop()
+		}
 		if err == io.EOF {
 			// An upstream that ends without a stop (OpenRouter's Novita at a tool call) still
 			// gets out the calls held for their names.
 			if rest := calls.release(nil); len(rest) > 0 {
 				dl = llm.Delta{ToolCalls: rest}
-				werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
+				werr = sw.write(enc.delta(sw.buf[:0], &dl))
 			}
 			break
 		}
@@ -121,7 +133,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 			calls.delta(&dl)
 			a.sent(&dl)
 			a.rec.outChars += outputChars(&dl)
-			werr = sw.emit(enc.delta(sw.buf[:0], &dl), pending)
+			werr = sw.write(enc.delta(sw.buf[:0], &dl))
 		}
 	}
 	a.rec.Latency = a.rec.TTFT + time.Since(committed)
@@ -152,7 +164,8 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 }
 
 // sseWriter writes and flushes events: neither the gateway nor the platform holds tokens
-// back.
+// back. Writes are flushed before the gateway waits on the upstream (see committed), so a
+// burst of events the upstream had in hand costs one flush, not one per event.
 //
 // Its writes carry the attempt's total deadline where the platform's writer takes one
 // (net/http's does; the deadline is absolute, so once covers every write, and net/http clears
@@ -161,9 +174,10 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 // the upstream's, and its slot is freed. Lambda's writer takes none; there the function
 // timeout ends the invocation.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	buf   []byte
+	dirty bool // written since the last flush
 }
 
 func newSSEWriter(w http.ResponseWriter, deadline time.Time) *sseWriter {
@@ -172,27 +186,33 @@ func newSSEWriter(w http.ResponseWriter, deadline time.Time) *sseWriter {
 	return &sseWriter{w: w, rc: rc, buf: make([]byte, 0, 512)}
 }
 
-// emit writes b (the events of one delta); it flushes unless the upstream already has the
-// next event in hand.
-func (s *sseWriter) emit(b []byte, p llm.Pending) error {
+// write writes b (the events of one delta) without flushing it.
+func (s *sseWriter) write(b []byte) error {
 	s.buf = b
 	if len(b) == 0 {
 		return nil
 	}
-	if p != nil && p.Pending() {
-		_, err := s.w.Write(b)
-		return err
-	}
-	return s.send(b)
+	s.dirty = true
+	_, err := s.w.Write(b)
+	return err
 }
 
-func (s *sseWriter) send(b []byte) error {
-	s.buf = b
-	if _, err := s.w.Write(b); err != nil {
-		return err
+// flush sends what was written since the last flush.
+func (s *sseWriter) flush() error {
+	if !s.dirty {
+		return nil
 	}
+	s.dirty = false
 	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
 	return nil
+}
+
+// send writes b and flushes: the last events of a stream.
+func (s *sseWriter) send(b []byte) error {
+	if err := s.write(b); err != nil {
+		return err
+	}
+	return s.flush()
 }

@@ -97,6 +97,35 @@ func Members(obj []byte, fn func(key string, value []byte) error) error {
 	return nil
 }
 
+// RawMembers is Members for a caller that copies members through: fn gets each key as it
+// is written, quotes and escapes included, and repeated keys are not looked for.
+func RawMembers(obj []byte, fn func(key, value []byte) error) error {
+	obj = trim(obj)
+	if len(obj) == 0 || obj[0] != '{' {
+		return errors.New("not an object")
+	}
+	i := skipSpace(obj, 1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil
+	}
+	for i < len(obj) {
+		end := skipString(obj, i)
+		key := obj[i:end]
+		i = skipSpace(obj, end)
+		i = skipSpace(obj, i+1) // the colon
+		vend := skipValue(obj, i)
+		if err := fn(key, obj[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, vend)
+		if i >= len(obj) || obj[i] == '}' {
+			return nil
+		}
+		i = skipSpace(obj, i+1) // the comma
+	}
+	return nil
+}
+
 // Elements calls fn for each element of the array arr in order. arr must be valid JSON.
 func Elements(arr []byte, fn func(i int, value []byte) error) error {
 	arr = trim(arr)

@@ -19,7 +19,8 @@ type Delta struct {
 	// Raw is the upstream's own event, verbatim, when the upstream speaks a front door's wire
 	// (an Anthropic-wire backend under the Messages door): that door passes it through, with
 	// only its own names patched in, so nothing the normalized fields cannot express is lost;
-	// other doors use the normalized fields. Raw.Data is valid until the next call to Next.
+	// other doors use the normalized fields. Raw.Data is valid until the next call to Next
+	// or Pending.
 	Raw *RawEvent
 	// Opaque marks a raw event that carries content the normalized fields do not show (a
 	// server tool's block, a citation): it commits a stream on a door that passes Raw through.
@@ -84,5 +85,10 @@ type Stream interface {
 // token still leaves as soon as nothing is queued behind it, but an upstream that delivers a
 // burst costs one write to the client instead of one per event.
 type Pending interface {
+	// Pending reports whether Next will return without waiting on the upstream. It must be
+	// exact in one direction: true only when the next delta (or error, or end) is decoded
+	// already, never for buffered bytes that may yield nothing, or the gateway holds back
+	// output while it waits. It may decode ahead to find out (providers.Lookahead), so a
+	// delta returned earlier may not be used after it.
 	Pending() bool
 }

@@ -45,9 +45,14 @@ type SSEReader struct {
 	complete bool // the last line read ended with a newline
 }
 
+// sseBuffer is the reader's buffer: a few dozen typical events, and net/http's own size. A
+// stream holds it while it is open, so it is what 1,000 open streams cost 4 MB of rather than
+// 16; an event longer than the buffer is put together line by line (readLine).
+const sseBuffer = 4 << 10
+
 // NewSSEReader reads events from r.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10), complete: true}
+	return &SSEReader{r: bufio.NewReaderSize(r, sseBuffer), complete: true}
 }
 
 // Next returns the next event. At the end of input it returns io.EOF, or io.ErrUnexpectedEOF
@@ -102,15 +107,46 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 	}
 }
 
-// EventBuffered reports whether a whole event is already buffered, so Next will not wait on
-// the network.
+// EventBuffered reports whether Next would return without reading from the network: the
+// buffered bytes hold, from where the reader stands, the whole of an event that Next
+// dispatches (a data or a named event line, then its blank line). Blocks of comments or of
+// ignored fields alone, which Next reads past, do not count, nor does an event whose end has
+// not arrived. It reads nothing itself.
 func (s *SSEReader) EventBuffered() bool {
 	n := s.r.Buffered()
 	if n == 0 {
 		return false
 	}
 	b, _ := s.r.Peek(n)
-	return bytes.Contains(b, []byte("\n\n")) || bytes.Contains(b, []byte("\r\n\r\n"))
+	hasData, hasName := false, false
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		line := b[:i]
+		b = b[i+1:]
+		if k := len(line); k > 0 && line[k-1] == '\r' {
+			line = line[:k-1]
+		}
+		if len(line) == 0 {
+			if hasData || hasName {
+				return true
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte{':'})
+		switch string(field) {
+		case "data":
+			hasData = true
+		case "event":
+			// As in Next: the last event line names the event, " " after the colon aside.
+			hasName = len(value) > 1 || len(value) == 1 && value[0] != ' '
+		}
+	}
 }
 
 // readLine returns one line without its terminator, counting it, terminator included, into

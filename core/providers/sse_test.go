@@ -204,3 +204,57 @@ func TestClassifyAndMap(t *testing.T) {
 		}
 	}
 }
+
+// once delivers its bytes in one read, then reports errWouldBlock: a read past what arrived
+// is a read that would have waited on the network.
+type once struct {
+	b    []byte
+	done bool
+}
+
+var errWouldBlock = errors.New("read past the buffered bytes")
+
+func (o *once) Read(p []byte) (int, error) {
+	if o.done {
+		return 0, errWouldBlock
+	}
+	o.done = true
+	return copy(p, o.b), nil
+}
+
+// EventBuffered is exact: true exactly when Next returns an event without reading on.
+func TestSSEEventBuffered(t *testing.T) {
+	for _, tc := range []struct {
+		name, rest string
+		want       bool
+	}{
+		{"nothing", "", false},
+		{"a whole event", "data: x\n\n", true},
+		{"a whole event, CRLF", "data: x\r\n\r\n", true},
+		{"a named event without data", "event: ping\n\n", true},
+		{"half an event", "data: x\n", false},
+		{"half a line", "data: {\"a\"", false},
+		{"a comment block alone", ": keep-alive\n\n", false},
+		{"a comment block, then an event", ": keep-alive\n\ndata: x\n\n", true},
+		{"a comment block, then half an event", ": keep-alive\n\ndata: x", false},
+		{"ignored fields alone", "id: 7\nretry: 10\n\n", false},
+		{"an empty event name", "event:\n\n", false},
+		{"an event name of one space", "event: \n\n", false},
+		{"a renamed-away event name", "event: a\nevent:\n\n", false},
+		{"an empty data line", "data:\n\n", true},
+		{"blank lines alone", "\n\n\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSSEReader(&once{b: []byte("data: first\n\n" + tc.rest)})
+			if ev, err := s.Next(); err != nil || string(ev.Data) != "first" {
+				t.Fatalf("first event %q, %v", ev.Data, err)
+			}
+			got := s.EventBuffered()
+			_, err := s.Next()
+			read := errors.Is(err, errWouldBlock)
+			if got != tc.want || got == read {
+				t.Errorf("EventBuffered %v (want %v); Next then read on: %v (%v)", got, tc.want, read, err)
+			}
+		})
+	}
+}

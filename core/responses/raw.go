@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/fngate/fngate/core/jsonx"
@@ -39,6 +40,14 @@ func PatchResponse(obj []byte, o *Object) []byte {
 // that carries the response, the gateway's names. The terminal events' response is kept as
 // the stream's final one.
 func (e *StreamEncoder) appendRaw(b []byte, ev *llm.RawEvent) []byte {
+	if out, ok := e.appendPlainRaw(b, ev); ok {
+		return out
+	}
+	return e.appendRawGeneral(b, ev)
+}
+
+// appendRawGeneral is appendRaw for every event.
+func (e *StreamEncoder) appendRawGeneral(b []byte, ev *llm.RawEvent) []byte {
 	name := ev.Name
 	var resp []byte
 	repl := map[string][]byte{"sequence_number": strconv.AppendInt(nil, int64(e.seq), 10)}
@@ -70,6 +79,80 @@ func (e *StreamEncoder) appendRaw(b []byte, ev *llm.RawEvent) []byte {
 	b = append(b, "\ndata: "...)
 	b = append(b, data...)
 	return append(b, "\n\n"...)
+}
+
+// errNotPlain turns an event away from appendPlainRaw.
+var errNotPlain = errors.New("not a plain event")
+
+// appendPlainRaw is appendRaw for the events that make up nearly all of a stream: named,
+// without a response object, with keys that are plain words. Their members are copied
+// through in one pass and the sequence number replaced, which gives the bytes appendRaw's
+// general path would (keys re-encoded as they were, values verbatim); ok is false for any
+// other event.
+func (e *StreamEncoder) appendPlainRaw(b []byte, ev *llm.RawEvent) (out []byte, ok bool) {
+	if ev.Name == "" {
+		return b, false
+	}
+	e.members = e.members[:0]
+	err := jsonx.RawMembers(ev.Data, func(key, v []byte) error {
+		if !plainKey(key) || string(key) == `"response"` {
+			return errNotPlain
+		}
+		for _, m := range e.members {
+			if string(m.key) == string(key) {
+				return errNotPlain // a repeated key: the general path passes the event on as it came
+			}
+		}
+		e.members = append(e.members, member{key, v})
+		return nil
+	})
+	if err != nil {
+		return b, false
+	}
+	seq := e.seq
+	e.seq++
+	b = append(b, "event: "...)
+	b = append(b, ev.Name...)
+	b = append(b, "\ndata: {"...)
+	numbered := false
+	for i, m := range e.members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m.key...)
+		b = append(b, ':')
+		if string(m.key) == `"sequence_number"` {
+			b = strconv.AppendInt(b, int64(seq), 10)
+			numbered = true
+		} else {
+			b = append(b, m.value...)
+		}
+	}
+	if !numbered {
+		if len(e.members) > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"sequence_number":`...)
+		b = strconv.AppendInt(b, int64(seq), 10)
+	}
+	return append(b, "}\n\n"...), true
+}
+
+// member is one member of an event, its key as written.
+type member struct{ key, value []byte }
+
+// plainKey reports whether a quoted key is letters, digits, '_', '.' and '-' only: written
+// again by openai.AppendString it comes out as it is.
+func plainKey(k []byte) bool {
+	if len(k) < 3 || k[0] != '"' || k[len(k)-1] != '"' {
+		return false
+	}
+	for _, c := range k[1 : len(k)-1] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // patch rewrites an object's members named in repl (valid JSON values), keeping their order;

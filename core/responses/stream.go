@@ -33,9 +33,10 @@ type StreamEncoder struct {
 	seq int
 
 	// raw: the upstream speaks Responses; pre holds its events until the stream commits.
-	raw   bool
-	pre   []byte
-	final []byte // the last response object sent, for the store
+	raw     bool
+	pre     []byte
+	final   []byte   // the last response object sent, for the store
+	members []member // appendPlainRaw's, reused
 
 	items []*output
 	cur   int   // the open message or reasoning item, -1 when none

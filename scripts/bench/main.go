@@ -1,34 +1,51 @@
 // Command bench measures what the gateway adds, side by side in one run on one machine: a fake
 // upstream with zero think time, the gateway's local server, a bare httputil.ReverseProxy (the
 // floor: one extra loopback hop and nothing else), and a closed-loop load generator. Targets are
-// interleaved in rounds so drift on a shared machine hits all of them alike.
+// interleaved in rounds so drift on a shared machine hits all of them alike, and every cell
+// shows its spread over the rounds.
 //
-//	go run ./scripts/bench [-quick] [-out BENCHMARKS.md]
+//	go run ./scripts/bench [-quick] [-only REGEXP] [-baseline REV] [-cpuprofile DIR] [-out FILE]
 //
-// The upstream and the proxy run as subprocesses of this binary (-mode upstream|proxy); the
-// gateway is the real local server, built from this checkout.
+// -baseline builds the gateway at a git revision as well and runs it beside this checkout's
+// (before and after a change, in one run); -cpuprofile records the gateway's CPU profile under
+// each scenario's load (go tool pprof DIR/<scenario>.pprof). The upstream and the proxy run as
+// subprocesses of this binary (-mode upstream|proxy); -mode load puts one scenario's load on
+// a gateway started by hand, for profiling it with its -debug-addr.
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"regexp"
 	"time"
 )
 
 func main() {
-	mode := flag.String("mode", "run", "run | upstream | proxy (the last two are used internally)")
+	mode := flag.String("mode", "run", "run | load (one scenario's load on -url) | upstream | proxy (the last two are used internally)")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (upstream, proxy)")
 	target := flag.String("target", "", "proxy target URL")
 	hold := flag.Duration("hold", 0, "upstream: pause between stream chunks")
-	quick := flag.Bool("quick", false, "shorter phases (a smoke run, not for publishing)")
-	out := flag.String("out", "", "also write the results table to this markdown file")
-	only := flag.String("only", "", "run one scenario: embeddings (default: all)")
-	baseline := flag.String("baseline", "", "a local server binary (go build ./functions/local) of the code to compare with, measured beside the current one")
+	quick := flag.Bool("quick", false, "one short round (a smoke run, not for publishing)")
+	out := flag.String("out", "", "also write the results to this markdown file")
+	only := flag.String("only", "", "run only the scenarios whose label matches this regular expression")
+	baseline := flag.String("baseline", "", "also run the gateway built at this git revision, beside this checkout's")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the gateway under each scenario's load into this directory")
+	rounds := flag.Int("rounds", 4, "rounds per scenario")
+	phase := flag.Duration("phase", 750*time.Millisecond, "how long each target is loaded per round")
+	streams := flag.Int("streams", 1000, "open streams for the RSS figure (0: skip it)")
+	loadURL := flag.String("url", "", "load: the gateway, http://host:port")
+	loadModel := flag.String("model", "bench/openai", "load: the model to ask for")
+	loadWire := flag.String("wire", "chat", "load: chat | completions | messages | responses")
+	conc := flag.Int("conc", 16, "load: requests in flight")
+	dur := flag.Duration("duration", 10*time.Second, "load: how long")
+	stream := flag.Bool("stream", false, "load: stream")
 	flag.Parse()
 
 	var err error
@@ -38,7 +55,18 @@ func main() {
 	case "proxy":
 		err = serveProxy(*addr, *target)
 	case "run":
-		err = run(*quick, *out, *only, *baseline)
+		opt := options{out: *out, baseline: *baseline, profile: *profile, rounds: *rounds, phase: *phase, rssStream: *streams}
+		if *only != "" {
+			if opt.only, err = regexp.Compile(*only); err != nil {
+				break
+			}
+		}
+		if *quick {
+			opt.rounds, opt.phase = 1, 300*time.Millisecond
+		}
+		err = run(opt)
+	case "load":
+		err = load(*loadURL, *loadModel, *loadWire, *conc, *dur, *stream)
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
@@ -48,7 +76,13 @@ func main() {
 	}
 }
 
-// serveProxy is the floor: the standard library's reverse proxy with streaming flushes.
+// serveProxy is the floor: the standard library's reverse proxy with streaming flushes. It
+// reads the request body whole before forwarding it, as the gateway does. Streaming it
+// instead loses about one stream in twenty to this zero-think-time upstream: the upstream
+// answers before the transport has finished writing the request, net/http's HTTP/1 server
+// closes the inbound body once the proxy starts its response, the transport's last read of
+// that body fails, and it tears down the upstream connection mid-answer ("ReverseProxy read
+// error during body copy: use of closed network connection"; golang/go#40747).
 func serveProxy(addr, target string) error {
 	u, err := url.Parse(target)
 	if err != nil {
@@ -57,9 +91,32 @@ func serveProxy(addr, target string) error {
 	p := httputil.NewSingleHostReverseProxy(u)
 	p.FlushInterval = -1
 	p.Transport = &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 2048, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		p.ServeHTTP(w, r)
+	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	return (&http.Server{Handler: p}).Serve(ln)
+	return (&http.Server{Handler: h}).Serve(ln)
+}
+
+// load runs one scenario against a gateway and prints its figures: the load to put on a
+// gateway started by hand with -debug-addr while `go tool pprof` records it.
+func load(base, model, wireName string, conc int, dur time.Duration, stream bool) error {
+	w, ok := wires[wireName]
+	if !ok {
+		return fmt.Errorf("unknown wire %q", wireName)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}
+	res := closedLoop(client, target{name: "load", base: base, model: model, wire: w}, conc, dur, stream)
+	fmt.Printf("%d requests (%d failed) in %v: p50 %s ms, p99 %s ms, TTFT p50 %s ms\n", len(res.lat), res.errs, res.elapsed.Round(time.Millisecond),
+		msf(pct(res.lat, .5)), msf(pct(res.lat, .99)), msf(pct(res.ttft, .5)))
+	return nil
 }

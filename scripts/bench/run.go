@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,85 +20,73 @@ import (
 	"github.com/fngate/fngate/scripts/internal/proc"
 )
 
-const chatBody = `{"model":"%s","messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":"Summarise the plot of a long novel in one hundred and fifty words, please."}]%s}`
-
-func body(model string, stream bool) string {
-	extra := ""
-	if stream {
-		extra = `,"stream":true`
-	}
-	return fmt.Sprintf(chatBody, model, extra)
-}
-
-// messagesBody is the same request on Anthropic's Messages wire.
-const messagesBody = `{"model":"%s","max_tokens":1024,"system":"You are a terse assistant.","messages":[{"role":"user","content":"Summarise the plot of a long novel in one hundred and fifty words, please."}]%s}`
-
-type target struct {
-	name  string
-	url   string
-	model string
-	pid   int    // process whose CPU is charged to this target (0: none)
-	wire  wire   // the request and stream format; chat when zero
-	key   string // the gateway key sent as a bearer token, when set
-}
+const prompt = "Summarise the plot of a long novel in one hundred and fifty words, please."
 
 // wire is a front door's request body and the line that ends its streams properly.
 type wire struct {
+	path string // the door's path, on the gateway and on the upstream alike
 	body func(model string, stream bool) string
 	done []byte
 }
 
-// embedBody is a batch of embedInputs texts of about ten words, as openai-go sends it.
-func embedBody(model string, _ bool) string {
+func streamField(stream bool) string {
+	if stream {
+		return `,"stream":true`
+	}
+	return ""
+}
+
+var (
+	chatWire = wire{"/v1/chat/completions", func(model string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"messages":[{"role":"system","content":"You are a terse assistant."},{"role":"user","content":%q}]%s}`, model, prompt, streamField(stream))
+	}, []byte("data: [DONE]")}
+	completionsWire = wire{"/v1/completions", func(model string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"prompt":%q,"max_tokens":300%s}`, model, prompt, streamField(stream))
+	}, []byte("data: [DONE]")}
+	messagesWire = wire{"/v1/messages", func(model string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"max_tokens":1024,"system":"You are a terse assistant.","messages":[{"role":"user","content":%q}]%s}`, model, prompt, streamField(stream))
+	}, []byte("event: message_stop")}
+	responsesWire = wire{"/v1/responses", func(model string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"instructions":"You are a terse assistant.","input":%q,"store":false%s}`, model, prompt, streamField(stream))
+	}, []byte("event: response.completed")}
+	// embedWire is a batch of embedInputs texts of about ten words, as openai-go sends it;
+	// embed64Wire asks for base64, as the Python and Node SDKs do unless told otherwise.
+	embedWire   = wire{"/v1/embeddings", func(model string, _ bool) string { return embedBody(model, "float") }, nil}
+	embed64Wire = wire{"/v1/embeddings", func(model string, _ bool) string { return embedBody(model, "base64") }, nil}
+	// limitsWire is chat with the output maximum a priced model requires.
+	limitsWire = wire{"/v1/chat/completions", func(model string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"max_completion_tokens":300,"messages":[{"role":"user","content":%q}]%s}`, model, prompt, streamField(stream))
+	}, []byte("data: [DONE]")}
+)
+
+func embedBody(model, format string) string {
 	texts := make([]string, embedInputs)
 	for i := range texts {
 		texts[i] = fmt.Sprintf(`"passage %d of the corpus, a sentence of about ten words"`, i)
 	}
-	return `{"model":"` + model + `","input":[` + strings.Join(texts, ",") + `],"encoding_format":"float"}`
+	return `{"model":"` + model + `","input":[` + strings.Join(texts, ",") + `],"encoding_format":"` + format + `"}`
 }
 
-var (
-	embedWire   = wire{body: embedBody}
-	embed64Wire = wire{body: func(model string, _ bool) string {
-		return strings.Replace(embedBody(model, false), `"encoding_format":"float"`, `"encoding_format":"base64"`, 1)
-	}}
-	chatWire     = wire{body: body, done: []byte("data: [DONE]")}
-	messagesWire = wire{body: func(model string, stream bool) string {
-		extra := ""
-		if stream {
-			extra = `,"stream":true`
-		}
-		return fmt.Sprintf(messagesBody, model, extra)
-	}, done: []byte("event: message_stop")}
-)
+// wires are the load mode's wires by name.
+var wires = map[string]wire{"chat": chatWire, "completions": completionsWire, "messages": messagesWire, "responses": responsesWire, "embeddings": embedWire}
 
-func (t target) payload(stream bool) string {
-	if t.wire.body == nil {
-		return body(t.model, stream)
-	}
-	return t.wire.body(t.model, stream)
+type target struct {
+	name  string
+	base  string // http://host:port
+	model string
+	pid   int // process whose CPU is charged to this target (0: none)
+	wire  wire
+	key   string // the gateway key sent as a bearer token, when set
 }
 
-func (t target) doneLine() []byte {
-	if t.wire.done == nil {
-		return chatWire.done
-	}
-	return t.wire.done
-}
+func (t target) url() string { return t.base + t.wire.path }
 
+// result is one round of one target.
 type result struct {
 	lat, ttft []time.Duration
 	errs      int
 	elapsed   time.Duration
 	cpu       time.Duration
-}
-
-func (r *result) add(o result) {
-	r.lat = append(r.lat, o.lat...)
-	r.ttft = append(r.ttft, o.ttft...)
-	r.errs += o.errs
-	r.elapsed += o.elapsed
-	r.cpu += o.cpu
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -106,16 +95,15 @@ func pct(d []time.Duration, p float64) time.Duration {
 	}
 	s := slices.Clone(d)
 	slices.Sort(s)
-	i := int(float64(len(s)-1) * p)
-	return s[i]
+	return s[int(float64(len(s)-1)*p)]
 }
 
 func msf(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
 
-// closedLoop keeps conc requests in flight for dur and records each one's latency (and, for
-// streams, time to the first content chunk).
+// closedLoop keeps conc requests in flight for dur and records each one's latency and, for
+// streams, its time to the first content chunk.
 func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stream bool) result {
-	payload := t.payload(stream)
+	payload := t.wire.body(t.model, stream)
 	cpu0 := cpuTime(t.pid)
 	start := time.Now()
 	deadline := start.Add(dur)
@@ -129,7 +117,7 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 			var lat, ttft []time.Duration
 			errs := 0
 			for time.Now().Before(deadline) {
-				l, f, err := oneRequest(client, t.url, t.key, payload, stream, t.doneLine())
+				l, f, err := oneRequest(client, t.url(), t.key, payload, stream, t.wire.done)
 				if err != nil {
 					errs++
 					continue
@@ -233,20 +221,34 @@ func rssMB(pid int) float64 {
 	return 0
 }
 
+// loadAvg is the machine's 1-, 5- and 15-minute load, as uptime prints it.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], ", ")
+}
+
 const gatewayConfig = `
 auth: none
 limits: {max_in_flight: 5000}
 connections:
   up: {kind: openai-compatible, base_url: "http://%[1]s/v1"}
+  openai: {kind: openai, api_key: bench-key-not-secret, base_url: "http://%[1]s/v1"}
   claude: {kind: anthropic, api_key: bench-key-not-secret, base_url: "http://%[1]s"}
   hold: {kind: openai-compatible, base_url: "http://%[2]s/v1"}
-  oai: {kind: openai, api_key: bench-key-not-secret, base_url: "http://%[1]s/v1"}
 models:
   bench/openai: {routes: [{connection: up, model: bench}]}
+  bench/responses: {routes: [{connection: openai, model: bench}]}
   bench/anthropic: {max_output_tokens: 1024, routes: [{connection: claude, model: bench}]}
   bench/hold: {routes: [{connection: hold, model: bench}]}
   bench/embed: {kind: embedding, dimensions: 1536, routes: [{connection: up, model: bench}]}
-  bench/embed-openai: {kind: embedding, dimensions: 1536, routes: [{connection: oai, model: bench}]}
+  bench/embed-openai: {kind: embedding, dimensions: 1536, routes: [{connection: openai, model: bench}]}
 `
 
 // limitsConfig is the gateway of the limits comparison: a priced model and two keys.
@@ -273,20 +275,204 @@ func writeConfig(dir, name, cfg string) string {
 	return path
 }
 
-type table struct {
-	rows  [][]string
-	notes []string
+// options are the run's flags.
+type options struct {
+	out       string
+	only      *regexp.Regexp // scenarios whose label matches; nil: all
+	baseline  string         // a git revision whose gateway runs beside this checkout's
+	profile   string         // a directory for a CPU profile of the gateway per scenario
+	rounds    int
+	phase     time.Duration
+	rssStream int
 }
 
-func (t *table) add(cols ...string) { t.rows = append(t.rows, cols) }
+// scenario is one load, run on its targets in interleaved rounds. The first target is the
+// reference that "added" is measured from (the direct upstream, or the gateway's
+// pass-through route for a translation).
+type scenario struct {
+	label   string
+	conc    int
+	stream  bool
+	targets []target
+}
 
-func run(quick bool, out, only, baseline string) error {
-	switch only {
-	case "", "embeddings":
-	default:
-		return fmt.Errorf("unknown scenario %q: the one -only knows is embeddings", only)
+// stats is one target's figures over the rounds of a scenario.
+type stats struct {
+	t                target
+	pooled           result
+	p50, p99, ttft50 []time.Duration // per round
+	cpuPerReq        []float64       // per round, microseconds
+	rps              []float64
+	addP50, addP99   []time.Duration // per round, over the reference's same round
+	addTTFT          []time.Duration
+}
+
+func median[T int64 | float64 | time.Duration](v []T) T {
+	if len(v) == 0 {
+		return 0
 	}
-	embedOnly := only == "embeddings"
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread renders the median of per-round values with their range: a reader can tell noise
+// (a wide range) from a change (ranges that do not overlap).
+func spreadMS(v []time.Duration) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s..%s)", msf(median(v)), msf(slices.Min(v)), msf(slices.Max(v)))
+}
+
+func spreadUS(v []float64) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f (%.0f..%.0f)", median(v), slices.Min(v), slices.Max(v))
+}
+
+type bench struct {
+	opt     options
+	client  *http.Client
+	rows    [][]string
+	ratios  [][]string
+	notes   []string
+	results map[string][]*stats // by scenario label
+	gwDebug string              // the gateway's debug address, for profiles
+	gwPID   int
+}
+
+func (b *bench) measure(sc scenario) []*stats {
+	if b.opt.only != nil && !b.opt.only.MatchString(sc.label) {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "%s...\n", sc.label)
+	st := make([]*stats, len(sc.targets))
+	for i, t := range sc.targets {
+		st[i] = &stats{t: t}
+		closedLoop(b.client, t, min(sc.conc, 4), 100*time.Millisecond, sc.stream) // warm connections
+	}
+	for range b.opt.rounds {
+		round := make([]result, len(sc.targets))
+		for i, t := range sc.targets {
+			round[i] = closedLoop(b.client, t, sc.conc, b.opt.phase, sc.stream)
+		}
+		for i, r := range round {
+			s := st[i]
+			s.pooled.lat = append(s.pooled.lat, r.lat...)
+			s.pooled.ttft = append(s.pooled.ttft, r.ttft...)
+			s.pooled.errs += r.errs
+			s.pooled.elapsed += r.elapsed
+			s.pooled.cpu += r.cpu
+			s.p50 = append(s.p50, pct(r.lat, .5))
+			s.p99 = append(s.p99, pct(r.lat, .99))
+			s.rps = append(s.rps, float64(len(r.lat))/r.elapsed.Seconds())
+			if s.t.pid != 0 && len(r.lat) > 0 {
+				s.cpuPerReq = append(s.cpuPerReq, float64(r.cpu)/1e3/float64(len(r.lat)))
+			}
+			if sc.stream {
+				s.ttft50 = append(s.ttft50, pct(r.ttft, .5))
+			}
+			if i > 0 {
+				s.addP50 = append(s.addP50, pct(r.lat, .5)-pct(round[0].lat, .5))
+				s.addP99 = append(s.addP99, pct(r.lat, .99)-pct(round[0].lat, .99))
+				if sc.stream {
+					s.addTTFT = append(s.addTTFT, pct(r.ttft, .5)-pct(round[0].ttft, .5))
+				}
+			}
+		}
+	}
+	for _, s := range st {
+		if sc.stream {
+			b.row(sc.label+", time to first token", s, s.pooled.ttft, s.addTTFT, nil)
+		}
+	}
+	for _, s := range st {
+		label := sc.label
+		if sc.stream {
+			label += ", whole stream"
+		}
+		b.row(label, s, s.pooled.lat, s.addP50, s.addP99)
+		if s.pooled.errs > 0 {
+			b.notes = append(b.notes, fmt.Sprintf("%s / %s: %d failed requests", sc.label, s.t.name, s.pooled.errs))
+		}
+	}
+	b.results[sc.label] = st
+	b.profileScenario(sc)
+	return st
+}
+
+func (b *bench) row(label string, s *stats, d []time.Duration, add50, add99 []time.Duration) {
+	rps := float64(len(s.pooled.lat)) / s.pooled.elapsed.Seconds()
+	b.rows = append(b.rows, []string{label, s.t.name, msf(pct(d, .5)), msf(pct(d, .99)), strconv.FormatFloat(rps, 'f', 0, 64),
+		spreadMS(add50), spreadMS(add99), spreadUS(s.cpuPerReq), strconv.Itoa(s.pooled.errs)})
+}
+
+// profileScenario records the gateway's CPU profile while it alone carries the scenario's
+// load (on its first target that is a gateway of this checkout).
+func (b *bench) profileScenario(sc scenario) {
+	if b.opt.profile == "" {
+		return
+	}
+	for _, t := range sc.targets {
+		if t.pid != b.gwPID {
+			continue
+		}
+		slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(sc.label), "-"), "-")
+		path := filepath.Join(b.opt.profile, slug+".pprof")
+		done := make(chan error, 1)
+		go func() { done <- fetch("http://"+b.gwDebug+"/debug/pprof/profile?seconds=3", path) }()
+		closedLoop(b.client, t, sc.conc, 3200*time.Millisecond, sc.stream)
+		if err := <-done; err != nil {
+			b.notes = append(b.notes, "profile of "+sc.label+": "+err.Error())
+		}
+		return
+	}
+}
+
+func fetch(url, path string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
+}
+
+// ratio adds a line to the goals table: the gateway's figures over the reference's.
+func (b *bench) ratio(what, label, of, over string, pick func(*stats) float64) {
+	st := b.results[label]
+	var x, y *stats
+	for _, s := range st {
+		if s.t.name == of {
+			x = s
+		}
+		if s.t.name == over {
+			y = s
+		}
+	}
+	if x == nil || y == nil {
+		return
+	}
+	a, c := pick(x), pick(y)
+	r := "n/a"
+	if c > 0 {
+		r = fmt.Sprintf("%.2fx", a/c)
+	}
+	b.ratios = append(b.ratios, []string{what, over, strconv.FormatFloat(c, 'f', 3, 64), of, strconv.FormatFloat(a, 'f', 3, 64), r})
+}
+
+func run(opt options) error {
 	tmp, err := os.MkdirTemp("", "fngate-bench")
 	if err != nil {
 		return err
@@ -296,16 +482,27 @@ func run(quick bool, out, only, baseline string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	if opt.profile != "" {
+		if err := os.MkdirAll(opt.profile, 0o755); err != nil {
+			return err
+		}
+	}
+	loadBefore := loadAvg()
 
 	fmt.Fprintln(os.Stderr, "building the local server...")
 	gwBin, err := proc.BuildLocal(tmp)
 	if err != nil {
 		return err
 	}
+	var baseBin string
+	if opt.baseline != "" {
+		fmt.Fprintf(os.Stderr, "building the local server at %s...\n", opt.baseline)
+		if baseBin, err = proc.BuildLocalAt(tmp, opt.baseline); err != nil {
+			return err
+		}
+	}
 
-	upAddr, holdAddr, proxyAddr, gwAddr := proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr()
+	upAddr, holdAddr, proxyAddr, holdProxyAddr, gwAddr, gwDebug := proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr()
 	up, err := proc.Start("upstream", "", self, "-mode", "upstream", "-addr", upAddr)
 	if err != nil {
 		return err
@@ -321,276 +518,224 @@ func run(quick bool, out, only, baseline string) error {
 		return err
 	}
 	defer proxy.Stop()
-	gw, err := startGateway(ctx, tmp, "gateway", gwBin, gwAddr, fmt.Sprintf(gatewayConfig, upAddr, holdAddr))
+	holdProxy, err := proc.Start("proxy-hold", "", self, "-mode", "proxy", "-addr", holdProxyAddr, "-target", "http://"+holdAddr)
+	if err != nil {
+		return err
+	}
+	defer holdProxy.Stop()
+	cfg := writeConfig(tmp, "bench.yaml", fmt.Sprintf(gatewayConfig, upAddr, holdAddr))
+	// Logs go to a file, as they go to a pipe on the platforms: their cost is in the figures.
+	gw, err := proc.Start("gateway", filepath.Join(tmp, "gateway.log"), gwBin, "-config", cfg, "-addr", gwAddr, "-debug-addr", gwDebug, "-route-state", "off")
 	if err != nil {
 		return err
 	}
 	defer gw.Stop()
-	// A baseline gateway (the code before a change) is measured beside this one in the same
-	// run, on the same upstream, so the comparison is not between two states of a shared
-	// machine.
-	var before *proc.Process
-	beforeAddr := proc.FreeAddr()
-	if baseline != "" {
-		if before, err = startGateway(ctx, tmp, "gateway-baseline", baseline, beforeAddr, fmt.Sprintf(gatewayConfig, upAddr, holdAddr)); err != nil {
+	var base *proc.Process
+	baseAddr := proc.FreeAddr()
+	if baseBin != "" {
+		if base, err = proc.Start("gateway-baseline", filepath.Join(tmp, "gateway-baseline.log"), baseBin, "-config", cfg, "-addr", baseAddr, "-route-state", "off"); err != nil {
 			return err
 		}
-		defer before.Stop()
+		defer base.Stop()
 	}
-	for _, a := range []string{upAddr, holdAddr, proxyAddr} {
+	// Building can take minutes on a busy machine; the processes then get 30 s to listen.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, a := range []string{upAddr, holdAddr, proxyAddr, holdProxyAddr, gwAddr} {
 		if err := proc.WaitListening(ctx, a); err != nil {
 			return err
 		}
 	}
-
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}
-	direct := target{"direct", "http://" + upAddr + "/v1/chat/completions", "bench", 0, chatWire, ""}
-	viaProxy := target{"reverse proxy", "http://" + proxyAddr + "/v1/chat/completions", "bench", proxy.Cmd.Process.Pid, chatWire, ""}
-	viaGW := target{"fngate", "http://" + gwAddr + "/v1/chat/completions", "bench/openai", gw.Cmd.Process.Pid, chatWire, ""}
-	targets := []target{direct, viaProxy, viaGW}
-
-	phase, rounds := 1500*time.Millisecond, 3
-	if quick {
-		phase, rounds = 300*time.Millisecond, 1
-	}
-	if !embedOnly {
-		// Warm connections and code paths.
-		for _, t := range targets {
-			closedLoop(client, t, 16, 200*time.Millisecond, false)
-			closedLoop(client, t, 4, 100*time.Millisecond, true)
-		}
-
-	}
-
-	var tab table
-	tab.add("Scenario", "Target", "p50 ms", "p90 ms", "p99 ms", "req/s", "added p50 ms", "added p99 ms", "CPU ms/req")
-	summary := map[string]string{}
-	measure := func(label string, conc int, stream bool, ts []target, pick func(r *result) []time.Duration) {
-		res := make([]result, len(ts))
-		for range rounds {
-			for i, t := range ts {
-				res[i].add(closedLoop(client, t, conc, phase, stream))
-			}
-		}
-		base := pick(&res[0])
-		for i, t := range ts {
-			d := pick(&res[i])
-			added50, added99 := "", ""
-			if i > 0 {
-				added50 = msf(pct(d, .5) - pct(base, .5))
-				added99 = msf(pct(d, .99) - pct(base, .99))
-			}
-			cpu := ""
-			if t.pid != 0 && len(res[i].lat) > 0 {
-				cpu = strconv.FormatFloat(float64(res[i].cpu)/1e6/float64(len(res[i].lat)), 'f', 3, 64)
-			}
-			rps := float64(len(res[i].lat)) / res[i].elapsed.Seconds()
-			tab.add(label, t.name, msf(pct(d, .5)), msf(pct(d, .9)), msf(pct(d, .99)), strconv.FormatFloat(rps, 'f', 0, 64), added50, added99, cpu)
-			if res[i].errs > 0 {
-				tab.notes = append(tab.notes, fmt.Sprintf("%s / %s: %d failed requests", label, t.name, res[i].errs))
-			}
-			if t.name == "fngate" || t.name == "fngate, limits on (memory)" {
-				summary[label] = fmt.Sprintf("+%s/+%s ms", added50, added99)
-			}
-			if t.name == "fngate, limits off" {
-				summary[label+" off"] = fmt.Sprintf("+%s/+%s ms", added50, added99)
-			}
+	if base != nil {
+		if err := proc.WaitListening(ctx, baseAddr); err != nil {
+			return err
 		}
 	}
-	lat := func(r *result) []time.Duration { return r.lat }
-	ttft := func(r *result) []time.Duration { return r.ttft }
 
-	if !embedOnly {
-		for _, c := range []int{1, 16, 64} {
-			fmt.Fprintf(os.Stderr, "non-stream, %d in flight...\n", c)
-			measure(fmt.Sprintf("non-stream, %d in flight", c), c, false, targets, lat)
+	b := &bench{opt: opt, results: map[string][]*stats{}, gwDebug: gwDebug, gwPID: gw.Cmd.Process.Pid,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}}
+	baseName := "fngate@" + opt.baseline
+	// floor is direct, the bare proxy, the gateway and (with -baseline) the gateway before.
+	floor := func(w wire, model string) []target {
+		ts := []target{
+			{"direct", "http://" + upAddr, "bench", 0, w, ""},
+			{"reverse proxy", "http://" + proxyAddr, "bench", proxy.Cmd.Process.Pid, w, ""},
+			{"fngate", "http://" + gwAddr, model, gw.Cmd.Process.Pid, w, ""},
 		}
-		for _, c := range []int{1, 16} {
-			fmt.Fprintf(os.Stderr, "stream, %d in flight...\n", c)
-			measure(fmt.Sprintf("stream TTFT, %d in flight", c), c, true, targets, ttft)
-			measure(fmt.Sprintf("stream 200 chunks total, %d in flight", c), c, true, targets, lat)
+		if base != nil {
+			ts = append(ts, target{baseName, "http://" + baseAddr, model, base.Cmd.Process.Pid, w, ""})
 		}
-
-		viaClaude := target{"fngate -> Anthropic route", viaGW.url, "bench/anthropic", gw.Cmd.Process.Pid, chatWire, ""}
-		if _, _, err := oneRequest(client, viaClaude.url, "", body(viaClaude.model, true), true, chatWire.done); err == nil {
-			fmt.Fprintln(os.Stderr, "Anthropic route...")
-			measure("translation: OpenAI route vs Anthropic route, stream, 1 in flight", 1, true, []target{viaGW, viaClaude}, lat)
-			measure("translation: OpenAI route vs Anthropic route, non-stream, 16 in flight", 16, false, []target{viaGW, viaClaude}, lat)
-
-			// The Messages door in front of an Anthropic route is pass-through: beside the
-			// upstream's own /v1/messages, directly and through the bare proxy.
-			msgs := []target{
-				{"direct", "http://" + upAddr + "/v1/messages", "bench", 0, messagesWire, ""},
-				{"reverse proxy", "http://" + proxyAddr + "/v1/messages", "bench", proxy.Cmd.Process.Pid, messagesWire, ""},
-				{"fngate /v1/messages", "http://" + gwAddr + "/v1/messages", "bench/anthropic", gw.Cmd.Process.Pid, messagesWire, ""},
-			}
-			for _, t := range msgs {
-				closedLoop(client, t, 4, 100*time.Millisecond, true)
-			}
-			for _, c := range []int{1, 16} {
-				fmt.Fprintf(os.Stderr, "messages stream, %d in flight...\n", c)
-				measure(fmt.Sprintf("messages door, Anthropic route: stream TTFT, %d in flight", c), c, true, msgs, ttft)
-				measure(fmt.Sprintf("messages door, Anthropic route: stream 200 chunks total, %d in flight", c), c, true, msgs, lat)
-			}
-		} else {
-			tab.notes = append(tab.notes, "Anthropic route not measured: "+err.Error())
-		}
+		return ts
 	}
+	// translation sets the gateway's pass-through route beside a translated one.
+	translation := func(w wire) []target {
+		ts := []target{
+			{"fngate, OpenAI-wire route", "http://" + gwAddr, "bench/openai", gw.Cmd.Process.Pid, w, ""},
+			{"fngate, Anthropic route", "http://" + gwAddr, "bench/anthropic", gw.Cmd.Process.Pid, w, ""},
+		}
+		if base != nil {
+			ts = append(ts, target{baseName + ", Anthropic route", "http://" + baseAddr, "bench/anthropic", base.Cmd.Process.Pid, w, ""})
+		}
+		return ts
+	}
+
+	for _, c := range []int{1, 16, 64} {
+		b.measure(scenario{fmt.Sprintf("chat, non-stream, %d in flight", c), c, false, floor(chatWire, "bench/openai")})
+	}
+	for _, c := range []int{1, 16} {
+		b.measure(scenario{fmt.Sprintf("chat, 200-chunk stream, %d in flight", c), c, true, floor(chatWire, "bench/openai")})
+	}
+	b.measure(scenario{"completions, non-stream, 16 in flight", 16, false, floor(completionsWire, "bench/openai")})
+	b.measure(scenario{"completions, 200-chunk stream, 16 in flight", 16, true, floor(completionsWire, "bench/openai")})
+	for _, c := range []int{1, 16} {
+		b.measure(scenario{fmt.Sprintf("messages (Anthropic route, pass-through), non-stream, %d in flight", c), c, false, floor(messagesWire, "bench/anthropic")})
+		b.measure(scenario{fmt.Sprintf("messages (Anthropic route, pass-through), 200-event stream, %d in flight", c), c, true, floor(messagesWire, "bench/anthropic")})
+	}
+	for _, c := range []int{1, 16} {
+		b.measure(scenario{fmt.Sprintf("responses (OpenAI route, pass-through), non-stream, %d in flight", c), c, false, floor(responsesWire, "bench/responses")})
+		b.measure(scenario{fmt.Sprintf("responses (OpenAI route, pass-through), 200-event stream, %d in flight", c), c, true, floor(responsesWire, "bench/responses")})
+	}
+	for _, c := range []int{1, 16} {
+		b.measure(scenario{fmt.Sprintf("translation: chat door, OpenAI-wire vs Anthropic route, 200-chunk stream, %d in flight", c), c, true, translation(chatWire)})
+	}
+	b.measure(scenario{"translation: chat door, OpenAI-wire vs Anthropic route, non-stream, 16 in flight", 16, false, translation(chatWire)})
 
 	// Embeddings: a batch of 16 texts, 1,536 dimensions, answered as decimals (about 600 KB).
 	// Through the proxy the upstream's bytes pass as they are; the gateway reads every number
-	// and writes it again, from decimals (an OpenAI-compatible route) or from the base64 it asks
-	// OpenAI for.
-	embeds := []target{
-		{"direct", "http://" + upAddr + "/v1/embeddings", "bench", 0, embedWire, ""},
-		{"reverse proxy", "http://" + proxyAddr + "/v1/embeddings", "bench", proxy.Cmd.Process.Pid, embedWire, ""},
-		{"fngate", "http://" + gwAddr + "/v1/embeddings", "bench/embed", gw.Cmd.Process.Pid, embedWire, ""},
-		{"fngate, OpenAI route (base64 upstream)", "http://" + gwAddr + "/v1/embeddings", "bench/embed-openai", gw.Cmd.Process.Pid, embedWire, ""},
-	}
-	if _, _, err := oneRequest(client, embeds[2].url, "", embeds[2].payload(false), false, nil); err == nil {
-		for _, t := range embeds {
-			closedLoop(client, t, 4, 100*time.Millisecond, false)
-		}
-		// base64 both ways: what the Python and Node SDKs ask for unless told otherwise.
-		embeds64 := []target{
-			{"direct", embeds[0].url, "bench", 0, embed64Wire, ""},
-			{"reverse proxy", embeds[1].url, "bench", proxy.Cmd.Process.Pid, embed64Wire, ""},
-			{"fngate, OpenAI route", embeds[3].url, "bench/embed-openai", gw.Cmd.Process.Pid, embed64Wire, ""},
-		}
-		if before != nil {
-			beforeURL := "http://" + beforeAddr + "/v1/embeddings"
-			embeds = append(embeds,
-				target{"fngate before", beforeURL, "bench/embed", before.Cmd.Process.Pid, embedWire, ""},
-				target{"fngate before, OpenAI route (base64 upstream)", beforeURL, "bench/embed-openai", before.Cmd.Process.Pid, embedWire, ""})
-			embeds64 = append(embeds64, target{"fngate before, OpenAI route", beforeURL, "bench/embed-openai", before.Cmd.Process.Pid, embed64Wire, ""})
-			for _, t := range embeds[4:] {
-				closedLoop(client, t, 4, 100*time.Millisecond, false)
-			}
-		}
-		for _, c := range []int{1, 16} {
-			fmt.Fprintf(os.Stderr, "embeddings, batch of 16, %d in flight...\n", c)
-			measure(fmt.Sprintf("embeddings, batch of 16 x 1536, float, %d in flight", c), c, false, embeds, lat)
-			measure(fmt.Sprintf("embeddings, batch of 16 x 1536, base64, %d in flight", c), c, false, embeds64, lat)
-		}
-	} else {
-		tab.notes = append(tab.notes, "embeddings not measured: "+err.Error())
+	// and writes it again, from decimals (an OpenAI-compatible route) or from the base64 it
+	// asks OpenAI for.
+	for _, c := range []int{1, 16} {
+		ts := floor(embedWire, "bench/embed")
+		ts = append(ts, target{"fngate, OpenAI route (base64 upstream)", "http://" + gwAddr, "bench/embed-openai", gw.Cmd.Process.Pid, embedWire, ""})
+		b.measure(scenario{fmt.Sprintf("embeddings, batch of 16 x 1536, float, %d in flight", c), c, false, ts})
+		b.measure(scenario{fmt.Sprintf("embeddings, batch of 16 x 1536, base64, %d in flight", c), c, false, floor(embed64Wire, "bench/embed-openai")})
 	}
 
-	var rss, idle float64
-	if !embedOnly {
-		// Limits: one gateway process with two keys on one priced model, one key without limits
-		// and one held to a rate limit and a budget on the memory store, so the difference is the
-		// limiter alone (admission, the attempt's charge, the settlement).
-		limAddr := proc.FreeAddr()
-		lim, err := proc.Start("gateway-limits", filepath.Join(tmp, "gateway-limits.log"), gwBin, "-config", writeConfig(tmp, "limits.yaml", fmt.Sprintf(limitsConfig, upAddr)), "-addr", limAddr, "-route-state", "off")
-		if err != nil {
-			return err
-		}
-		defer lim.Stop()
-		limCtx, limCancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer limCancel()
-		if err := proc.WaitListening(limCtx, limAddr); err != nil {
-			return err
-		}
-		limitsWire := wire{body: func(model string, stream bool) string {
-			extra := `,"max_completion_tokens":300`
-			if stream {
-				extra += `,"stream":true`
-			}
-			return fmt.Sprintf(chatBody, model, extra)
-		}, done: chatWire.done}
-		limURL := "http://" + limAddr + "/v1/chat/completions"
-		limTargets := []target{direct,
-			{"fngate, limits off", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-off"},
-			{"fngate, limits on (memory)", limURL, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-on"},
-		}
-		for _, t := range limTargets {
-			closedLoop(client, t, 16, 200*time.Millisecond, false)
-		}
-		for _, c := range []int{1, 16} {
-			fmt.Fprintf(os.Stderr, "limits off and on, %d in flight...\n", c)
-			measure(fmt.Sprintf("limits off vs on, non-stream, %d in flight", c), c, false, limTargets, lat)
-		}
-		measure("limits off vs on, stream TTFT, 1 in flight", 1, true, limTargets, ttft)
-
-		fmt.Fprintln(os.Stderr, "1,000 open streams...")
-		rss = openStreams(client, "http://"+gwAddr+"/v1/chat/completions", 1000, gw.Cmd.Process.Pid)
-		idle = rssMB(gw.Cmd.Process.Pid)
+	if err := b.limits(tmp, gwBin, upAddr); err != nil {
+		return err
 	}
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %d CPUs, %s/%s, %s. Phases of %v x %d rounds, targets interleaved.\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), phase, rounds)
-	for i, r := range tab.rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-		if i == 0 {
-			b.WriteString(strings.Repeat("|---", len(r)) + "|\n")
-		}
+	rss, proxyRSS := 0.0, 0.0
+	if opt.rssStream > 0 {
+		fmt.Fprintf(os.Stderr, "%d open streams...\n", opt.rssStream)
+		rss = openStreams(b.client, "http://"+gwAddr+chatWire.path, "bench/hold", opt.rssStream, gw.Cmd.Process.Pid)
+		proxyRSS = openStreams(b.client, "http://"+holdProxyAddr+chatWire.path, "bench", opt.rssStream, holdProxy.Cmd.Process.Pid)
 	}
-	if !embedOnly {
-		fmt.Fprintf(&b, "\nGateway RSS with 1,000 concurrent open streams: %.1f MB (after they closed: %.1f MB).\n", rss, idle)
+	b.goals()
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "Machine: %d CPUs, %s/%s, %s; load average %s before the run, %s after. %d rounds of %v per target, targets interleaved.\n\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), loadBefore, loadAvg(), opt.rounds, opt.phase)
+	out.WriteString("Cells with a range are the median of the rounds' figures (min..max over the rounds); \"added\" is a round's figure minus the reference's (the first target of the scenario) in the same round.\n\n")
+	table(&out, []string{"Scenario", "Target", "p50 ms", "p99 ms", "req/s", "added p50 ms", "added p99 ms", "CPU us/req", "failed"}, b.rows)
+	if len(b.ratios) > 0 {
+		out.WriteString("\nGoals: the gateway's figure over the reference's, medians of the rounds.\n\n")
+		table(&out, []string{"Figure", "Reference", "", "Target", "", "Ratio"}, b.ratios)
 	}
-	for _, n := range tab.notes {
-		b.WriteString("\nNote: " + n + "\n")
+	if opt.rssStream > 0 {
+		fmt.Fprintf(&out, "\nRSS with %d concurrent open streams (the upstream pausing 50 ms between chunks): fngate %.1f MB, reverse proxy %.1f MB.\n", opt.rssStream, rss, proxyRSS)
 	}
-	fmt.Print(b.String())
-	fmt.Printf("\nSUMMARY added p50/p99: non-stream@1 %s, @16 %s, @64 %s; TTFT@1 %s; embeddings@1 %s; RSS 1000 streams %.0f MB\n",
-		summary["non-stream, 1 in flight"], summary["non-stream, 16 in flight"], summary["non-stream, 64 in flight"],
-		summary["stream TTFT, 1 in flight"], summary["embeddings, batch of 16 x 1536, float, 1 in flight"], rss)
-	fmt.Printf("SUMMARY limits off -> on (memory store), added p50/p99: non-stream@1 %s -> %s, @16 %s -> %s; TTFT@1 %s -> %s\n",
-		summary["limits off vs on, non-stream, 1 in flight off"], summary["limits off vs on, non-stream, 1 in flight"],
-		summary["limits off vs on, non-stream, 16 in flight off"], summary["limits off vs on, non-stream, 16 in flight"],
-		summary["limits off vs on, stream TTFT, 1 in flight off"], summary["limits off vs on, stream TTFT, 1 in flight"])
-	if out != "" {
-		return os.WriteFile(out, []byte(b.String()), 0o644)
+	for _, n := range b.notes {
+		out.WriteString("\nNote: " + n + "\n")
+	}
+	fmt.Print(out.String())
+	if opt.out != "" {
+		return os.WriteFile(opt.out, []byte(out.String()), 0o644)
 	}
 	return nil
 }
 
-// startGateway runs the local server on cfg; a binary built before the Anthropic provider
-// existed gets the config without that route.
-func startGateway(ctx context.Context, tmp, name, bin, addr, cfg string) (*proc.Process, error) {
-	for attempt := 0; attempt < 2; attempt++ {
-		path := filepath.Join(tmp, name+".yaml")
-		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-			return nil, err
-		}
-		// Logs go to a file, as they go to a pipe on the platforms: their cost is in the figures.
-		gw, err := proc.Start(name, filepath.Join(tmp, name+".log"), bin, "-config", path, "-addr", addr)
-		if err != nil {
-			return nil, err
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- gw.Cmd.Wait() }()
-		ready := make(chan error, 1)
-		go func() { ready <- proc.WaitListening(ctx, addr) }()
-		select {
-		case err := <-ready:
-			if err != nil {
-				gw.Stop()
-				return nil, err
-			}
-			return gw, nil
-		case <-exited:
-			var kept []string
-			for _, l := range strings.Split(cfg, "\n") {
-				if !strings.Contains(l, "claude") {
-					kept = append(kept, l)
-				}
-			}
-			cfg = strings.Join(kept, "\n")
-		}
+func table(out *strings.Builder, head []string, rows [][]string) {
+	out.WriteString("| " + strings.Join(head, " | ") + " |\n")
+	out.WriteString(strings.Repeat("|---", len(head)) + "|\n")
+	for _, r := range rows {
+		out.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	return nil, fmt.Errorf("the gateway did not start")
 }
 
-// openStreams holds n streams open through the gateway (the upstream pauses between chunks)
-// and reads the gateway's RSS once every stream has delivered its first chunk.
-func openStreams(client *http.Client, url string, n, pid int) float64 {
+// goals fills the ratio table of the issue's goals from the scenarios that ran.
+func (b *bench) goals() {
+	added50 := func(s *stats) float64 { return float64(median(s.addP50)) / 1e6 }
+	added99 := func(s *stats) float64 { return float64(median(s.addP99)) / 1e6 }
+	addTTFT := func(s *stats) float64 { return float64(median(s.addTTFT)) / 1e6 }
+	cpu := func(s *stats) float64 { return median(s.cpuPerReq) }
+	rps := func(s *stats) float64 { return median(s.rps) }
+	others := []string{"fngate"}
+	if b.opt.baseline != "" {
+		others = append(others, "fngate@"+b.opt.baseline)
+	}
+	for _, of := range others {
+		for _, c := range []int{1, 16, 64} {
+			l := fmt.Sprintf("chat, non-stream, %d in flight", c)
+			b.ratio(fmt.Sprintf("added p50 ms, non-stream, %d in flight", c), l, of, "reverse proxy", added50)
+			b.ratio(fmt.Sprintf("added p99 ms, non-stream, %d in flight", c), l, of, "reverse proxy", added99)
+		}
+		for _, c := range []int{1, 16} {
+			b.ratio(fmt.Sprintf("added TTFT p50 ms, %d in flight", c), fmt.Sprintf("chat, 200-chunk stream, %d in flight", c), of, "reverse proxy", addTTFT)
+		}
+		b.ratio("CPU us per non-stream request, 16 in flight", "chat, non-stream, 16 in flight", of, "reverse proxy", cpu)
+		for _, c := range []int{1, 16} {
+			b.ratio(fmt.Sprintf("CPU us per 200-chunk stream, %d in flight", c), fmt.Sprintf("chat, 200-chunk stream, %d in flight", c), of, "reverse proxy", cpu)
+		}
+		b.ratio("req/s, non-stream, 64 in flight", "chat, non-stream, 64 in flight", of, "reverse proxy", rps)
+		for _, c := range []int{1, 16} {
+			for _, enc := range []string{"float", "base64"} {
+				l := fmt.Sprintf("embeddings, batch of 16 x 1536, %s, %d in flight", enc, c)
+				b.ratio("CPU us/req, "+l, l, of, "reverse proxy", cpu)
+				b.ratio("added p50 ms, "+l, l, of, "reverse proxy", added50)
+			}
+		}
+		for _, door := range []string{"completions", "messages (Anthropic route, pass-through)", "responses (OpenAI route, pass-through)"} {
+			for _, l := range []string{door + ", non-stream, 16 in flight", door + ", 200-chunk stream, 16 in flight", door + ", 200-event stream, 16 in flight"} {
+				b.ratio("CPU us/req, "+l, l, of, "reverse proxy", cpu)
+			}
+			b.ratio("added p50 ms, "+door+", non-stream, 16 in flight", door+", non-stream, 16 in flight", of, "reverse proxy", added50)
+		}
+	}
+	for _, c := range []int{1, 16} {
+		l := fmt.Sprintf("translation: chat door, OpenAI-wire vs Anthropic route, 200-chunk stream, %d in flight", c)
+		b.ratio(fmt.Sprintf("CPU us per stream, Anthropic route over OpenAI-wire route, %d in flight", c), l, "fngate, Anthropic route", "fngate, OpenAI-wire route", cpu)
+	}
+	b.ratio("CPU us per non-stream request, Anthropic route over OpenAI-wire route, 16 in flight", "translation: chat door, OpenAI-wire vs Anthropic route, non-stream, 16 in flight", "fngate, Anthropic route", "fngate, OpenAI-wire route", cpu)
+}
+
+// limits runs a second gateway process with two keys on one priced model, one key without
+// limits and one held to a rate limit and a budget on the memory store, so the difference is
+// the limiter alone (admission, the attempt's charge, the settlement).
+func (b *bench) limits(tmp, gwBin, upAddr string) error {
+	if b.opt.only != nil && !b.opt.only.MatchString("limits") {
+		return nil
+	}
+	limAddr := proc.FreeAddr()
+	lim, err := proc.Start("gateway-limits", filepath.Join(tmp, "gateway-limits.log"), gwBin, "-config", writeConfig(tmp, "limits.yaml", fmt.Sprintf(limitsConfig, upAddr)), "-addr", limAddr, "-route-state", "off")
+	if err != nil {
+		return err
+	}
+	defer lim.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := proc.WaitListening(ctx, limAddr); err != nil {
+		return err
+	}
+	ts := []target{{"direct", "http://" + upAddr, "bench", 0, limitsWire, ""},
+		{"fngate, limits off", "http://" + limAddr, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-off"},
+		{"fngate, limits on (memory)", "http://" + limAddr, "bench/priced", lim.Cmd.Process.Pid, limitsWire, "bench-key-limits-on"},
+	}
+	for _, c := range []int{1, 16} {
+		b.measure(scenario{fmt.Sprintf("limits off vs on, non-stream, %d in flight", c), c, false, ts})
+	}
+	b.measure(scenario{"limits off vs on, 200-chunk stream, 1 in flight", 1, true, ts})
+	return nil
+}
+
+// openStreams holds n streams open through url (the upstream pauses between chunks) and
+// reads the RSS of pid once every stream has delivered its first chunk.
+func openStreams(client *http.Client, url, model string, n, pid int) float64 {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var ready sync.WaitGroup
 	ready.Add(n)
-	payload := body("bench/hold", true)
+	payload := chatWire.body(model, true)
 	for range n {
 		go func() {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(payload))

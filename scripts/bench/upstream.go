@@ -16,9 +16,10 @@ import (
 )
 
 // The benchmark upstream answers with zero think time from bytes rendered once, so the
-// figures measure the hop under test, not the fake. It speaks OpenAI (JSON and SSE) and
-// Anthropic Messages (SSE and JSON), the two wires the gateway translates most, and OpenAI's
-// embeddings (decimals, or base64 when asked).
+// figures measure the hop under test, not the fake. It speaks every wire a front door passes
+// through or translates to: OpenAI Chat Completions, legacy Completions and Responses, and
+// Anthropic Messages, each as JSON and as SSE; and OpenAI's embeddings (decimals, or base64
+// when asked).
 
 const streamChunks = 200
 
@@ -27,6 +28,10 @@ var (
 	openaiSSE    []byte
 	anthropicSSE []byte
 	anthropicJSN []byte
+	textJSON     []byte
+	textSSE      []byte
+	responsesJSN []byte
+	responsesSSE []byte
 	// embedFloat and embedBase64 answer a batch of embedInputs texts with embedDims-long
 	// vectors, as OpenAI writes them: decimals (each float32's float64 digits) or base64.
 	embedFloat  []byte
@@ -69,9 +74,11 @@ func init() {
 	a.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":200}}\n\n")
 	a.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
 	anthropicSSE = a.Bytes()
+	textJSON, textSSE = renderCompletions(text), renderCompletionsSSE()
+	responsesJSN, responsesSSE = renderResponses(text), renderResponsesSSE()
+	embedFloat, embedBase64 = embeddingsAnswers()
 	anthropicJSN = []byte(`{"id":"msg_bench","type":"message","role":"assistant","model":"bench","content":[{"type":"text","text":"` + text +
 		`"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":30,"output_tokens":150}}`)
-	embedFloat, embedBase64 = embeddingsAnswers()
 }
 
 // serveUpstream runs the fake until killed. Streams are written chunk by chunk with a flush
@@ -79,24 +86,16 @@ func init() {
 func serveUpstream(addr string, hold time.Duration) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if bytes.Contains(body, []byte(`"stream":true`)) {
-			writeSSE(w, openaiSSE, hold)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(openaiJSON)))
-		_, _ = w.Write(openaiJSON)
+		answer(w, r, openaiJSON, openaiSSE, hold)
+	})
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, r, textJSON, textSSE, hold)
+	})
+	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) {
+		answer(w, r, responsesJSN, responsesSSE, hold)
 	})
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if bytes.Contains(body, []byte(`"stream":true`)) {
-			writeSSE(w, anthropicSSE, hold)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(anthropicJSN)))
-		_, _ = w.Write(anthropicJSN)
+		answer(w, r, anthropicJSN, anthropicSSE, hold)
 	})
 	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -131,6 +130,73 @@ func writeSSE(w http.ResponseWriter, stream []byte, hold time.Duration) {
 			time.Sleep(hold)
 		}
 	}
+}
+
+// answer writes sse for a request that asked to stream, else body as JSON.
+func answer(w http.ResponseWriter, r *http.Request, body, sse []byte, hold time.Duration) {
+	req, _ := io.ReadAll(r.Body)
+	if bytes.Contains(req, []byte(`"stream":true`)) {
+		writeSSE(w, sse, hold)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
+}
+
+// renderCompletions is a legacy text_completion answer.
+func renderCompletions(text string) []byte {
+	return []byte(`{"id":"cmpl-bench","object":"text_completion","created":1700000000,"model":"bench","choices":[{"text":"` + text +
+		`","index":0,"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":150,"total_tokens":180}}`)
+}
+
+func renderCompletionsSSE() []byte {
+	var b bytes.Buffer
+	head := `data: {"id":"cmpl-bench","object":"text_completion","created":1700000000,"model":"bench","choices":[{"text":`
+	for i := range streamChunks {
+		fmt.Fprintf(&b, "%s\" tok%d\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}]}\n\n", head, i)
+	}
+	b.WriteString(head + `"","index":0,"logprobs":null,"finish_reason":"stop"}]}` + "\n\n")
+	b.WriteString(`data: {"id":"cmpl-bench","object":"text_completion","created":1700000000,"model":"bench","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":200,"total_tokens":230}}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// renderResponses is a Responses API answer: one message of output text.
+func renderResponses(text string) []byte {
+	return []byte(`{"id":"resp_bench","object":"response","created_at":1700000000,"status":"completed","model":"bench","output":[` + responsesMessage(text, "completed") +
+		`],"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":0},"output_tokens":150,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":180}}`)
+}
+
+func responsesMessage(text, status string) string {
+	return `{"type":"message","id":"msg_bench","status":"` + status + `","role":"assistant","content":[{"type":"output_text","text":"` + text + `","annotations":[]}]}`
+}
+
+// renderResponsesSSE is the event stream of the same answer with 200 text deltas.
+func renderResponsesSSE() []byte {
+	var b bytes.Buffer
+	seq := 0
+	ev := func(typ, fields string) {
+		fmt.Fprintf(&b, "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%d,%s}\n\n", typ, typ, seq, fields)
+		seq++
+	}
+	inProgress := `{"id":"resp_bench","object":"response","created_at":1700000000,"status":"in_progress","model":"bench","output":[],"usage":null}`
+	ev("response.created", `"response":`+inProgress)
+	ev("response.in_progress", `"response":`+inProgress)
+	ev("response.output_item.added", `"output_index":0,"item":{"type":"message","id":"msg_bench","status":"in_progress","role":"assistant","content":[]}`)
+	ev("response.content_part.added", `"item_id":"msg_bench","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`)
+	var all strings.Builder
+	for i := range streamChunks {
+		tok := " tok" + strconv.Itoa(i)
+		all.WriteString(tok)
+		ev("response.output_text.delta", `"item_id":"msg_bench","output_index":0,"content_index":0,"delta":"`+tok+`","logprobs":[]`)
+	}
+	ev("response.output_text.done", `"item_id":"msg_bench","output_index":0,"content_index":0,"text":"`+all.String()+`","logprobs":[]`)
+	ev("response.content_part.done", `"item_id":"msg_bench","output_index":0,"content_index":0,"part":{"type":"output_text","text":"`+all.String()+`","annotations":[]}`)
+	ev("response.output_item.done", `"output_index":0,"item":`+responsesMessage(all.String(), "completed"))
+	ev("response.completed", `"response":{"id":"resp_bench","object":"response","created_at":1700000000,"status":"completed","model":"bench","output":[`+
+		responsesMessage(all.String(), "completed")+`],"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":0},"output_tokens":200,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":230}}`)
+	return b.Bytes()
 }
 
 // embeddingsAnswers renders the embeddings answer in both encodings: vectors of pseudo-random

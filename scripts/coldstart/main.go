@@ -39,14 +39,15 @@ models: {mock/echo: {routes: [{connection: mock, model: echo}]}}
 
 func main() {
 	runs := flag.Int("n", 20, "runs per variant")
+	gcf := flag.Bool("gcf", true, "also time the Cloud Functions runner")
 	flag.Parse()
-	if err := run(*runs); err != nil {
+	if err := run(*runs, *gcf); err != nil {
 		fmt.Fprintln(os.Stderr, "coldstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs int) error {
+func run(runs int, gcf bool) error {
 	dir, err := os.MkdirTemp("", "coldstart-")
 	if err != nil {
 		return err
@@ -107,6 +108,20 @@ func run(runs int) error {
 			firsts = append(firsts, s.first)
 		}
 		fmt.Printf("  %-36s %-24s %s\n", v.name, summary(polls), summary(firsts))
+	}
+	// Each run of a variant follows the hello-world run of its round: the ratio of each such
+	// pair, so drift between rounds cancels out.
+	fmt.Printf("\nexec -> first response byte over the hello-world run of the same round, median of %d pairs (p10-p90):\n", runs)
+	for j, v := range variants[1:] {
+		ratios := make([]float64, runs)
+		for i := range ratios {
+			ratios[i] = float64(results[j+1][i].first) / float64(results[0][i].first)
+		}
+		slices.Sort(ratios)
+		fmt.Printf("  %-36s %.2fx (%.2fx-%.2fx)\n", v.name, ratios[runs/2], ratios[runs/10], ratios[runs*9/10])
+	}
+	if !gcf {
+		return nil
 	}
 	return coldStartGCF(dir, runs)
 }

@@ -58,6 +58,7 @@ type stream struct {
 	ctx      context.Context
 	body     io.ReadCloser
 	sse      *providers.SSEReader
+	look     providers.Lookahead
 	provider string
 	raw      bool
 	event    llm.RawEvent // the current upstream event, when raw
@@ -99,47 +100,53 @@ type wireEvent struct {
 	Usage *wireUsage `json:"usage"`
 }
 
-func (s *stream) Next() (llm.Delta, error) {
-	for {
-		if s.err != nil {
-			return llm.Delta{}, s.err
-		}
-		if s.done {
-			return llm.Delta{}, io.EOF
-		}
-		ev, err := s.sse.Next()
-		if err != nil {
-			s.err = s.broken(err)
-			return llm.Delta{}, s.err
-		}
-		if len(ev.Data) == 0 {
-			continue
-		}
-		if index, kind, text, ok := fastDelta(ev.Data); ok {
-			d, ok := s.delta(index, kind, text)
-			if ok || s.raw {
-				return s.out(d, "content_block_delta", ev.Data, !ok), nil
-			}
-			continue
-		}
-		var e wireEvent
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			s.err = &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
-				Message: "malformed stream event: " + err.Error(), Err: err}
-			return llm.Delta{}, s.err
-		}
-		if e.Type == "" {
-			e.Type = string(ev.Name)
-		}
-		d, ok, opaque, err := s.translate(&e, ev.Data)
-		if err != nil {
-			s.err = err
-			return llm.Delta{}, err
-		}
-		if ok || s.raw {
-			return s.out(d, e.Type, ev.Data, opaque), nil
-		}
+func (s *stream) Next() (llm.Delta, error) { return s.look.Next(s) }
+
+// Pending reports whether the next delta is in hand (providers.Lookahead): without it the
+// gateway would flush after every event.
+func (s *stream) Pending() bool { return s.look.Pending(s, s.sse) }
+
+// Step reads one event; in raw mode every event yields a delta.
+func (s *stream) Step() (llm.Delta, bool, error) {
+	if s.err != nil {
+		return llm.Delta{}, false, s.err
 	}
+	if s.done {
+		return llm.Delta{}, false, io.EOF
+	}
+	ev, err := s.sse.Next()
+	if err != nil {
+		s.err = s.broken(err)
+		return llm.Delta{}, false, s.err
+	}
+	if len(ev.Data) == 0 {
+		return llm.Delta{}, false, nil
+	}
+	if index, kind, text, ok := fastDelta(ev.Data); ok {
+		d, ok := s.delta(index, kind, text)
+		if ok || s.raw {
+			return s.out(d, "content_block_delta", ev.Data, !ok), true, nil
+		}
+		return llm.Delta{}, false, nil
+	}
+	var e wireEvent
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
+		s.err = &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
+			Message: "malformed stream event: " + err.Error(), Err: err}
+		return llm.Delta{}, false, s.err
+	}
+	if e.Type == "" {
+		e.Type = string(ev.Name)
+	}
+	d, ok, opaque, err := s.translate(&e, ev.Data)
+	if err != nil {
+		s.err = err
+		return llm.Delta{}, false, err
+	}
+	if ok || s.raw {
+		return s.out(d, e.Type, ev.Data, opaque), true, nil
+	}
+	return llm.Delta{}, false, nil
 }
 
 // out finishes a delta: the prompt usage rides on the first one with content, and in raw

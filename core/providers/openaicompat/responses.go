@@ -233,6 +233,8 @@ func responsesError(code, msg, provider string) *providers.Error {
 type responsesStream struct {
 	body     io.ReadCloser
 	sse      *providers.SSEReader
+	look     providers.Lookahead
+	event    llm.RawEvent // the current upstream event
 	provider string
 	calls    map[string]int // function_call item id -> its dense index
 	ncalls   int
@@ -250,64 +252,145 @@ type wireEvent struct {
 	Message  string        `json:"message"`
 }
 
-func (s *responsesStream) Next() (llm.Delta, error) {
-	for {
-		if s.done {
-			return llm.Delta{}, io.EOF
-		}
-		ev, err := s.sse.Next()
-		if err != nil {
-			return llm.Delta{}, s.broken(err)
-		}
-		if len(ev.Data) == 0 {
-			continue
-		}
-		var we wireEvent
+func (s *responsesStream) Next() (llm.Delta, error) { return s.look.Next(s) }
+
+// Pending reports whether the next delta is in hand (providers.Lookahead).
+func (s *responsesStream) Pending() bool { return s.look.Pending(s, s.sse) }
+
+// Step reads one event: each carries its raw event for the Responses door.
+func (s *responsesStream) Step() (llm.Delta, bool, error) {
+	if s.done {
+		return llm.Delta{}, false, io.EOF
+	}
+	ev, err := s.sse.Next()
+	if err != nil {
+		return llm.Delta{}, false, s.broken(err)
+	}
+	if len(ev.Data) == 0 {
+		return llm.Delta{}, false, nil
+	}
+	var we wireEvent
+	if !parseDeltaEvent(ev.Data, &we) {
 		if err := json.Unmarshal(ev.Data, &we); err != nil {
-			return llm.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
+			return llm.Delta{}, false, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
 				Message: "malformed stream event: " + err.Error(), Err: err}
 		}
-		d := llm.Delta{Raw: &llm.RawEvent{Wire: llm.WireResponses, Name: string(ev.Name), Data: ev.Data}}
-		switch we.Type {
-		case "response.output_text.delta":
-			d.Text = we.Delta
-		case "response.refusal.delta":
-			d.Refusal = we.Delta
-		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-			d.Thinking = we.Delta
-		case "response.output_item.added":
-			if it := we.Item; it != nil {
-				switch it.Type {
-				case "function_call":
-					s.calls[it.ID] = s.ncalls
-					d.ToolCalls = []llm.ToolCallDelta{{Index: s.ncalls, ID: it.CallID, Name: it.Name}}
-					s.ncalls++
-				case "message", "reasoning":
-				default:
-					d.Opaque = true // a hosted tool's call: output the normalized fields cannot show
-				}
-			}
-		case "response.function_call_arguments.delta":
-			if i, ok := s.calls[we.ItemID]; ok && we.Delta != "" {
-				d.ToolCalls = []llm.ToolCallDelta{{Index: i, Arguments: we.Delta}}
-			}
-		case "response.completed", "response.incomplete":
-			s.done = true
-			if r := we.Response; r != nil {
-				d.Stop, d.Usage = r.stop(), r.Usage.llm()
-			} else {
-				d.Stop = llm.StopEnd
-			}
-		case "response.failed":
-			if we.Response != nil {
-				return llm.Delta{}, we.Response.failure(s.provider)
-			}
-			return llm.Delta{}, responsesError("", "", s.provider)
-		case "error":
-			return llm.Delta{}, responsesError(we.Code, we.Message, s.provider)
-		}
-		return d, nil
 	}
+	// One event at a time is in flight (llm.Delta.Raw is valid until the next Next), so its
+	// struct is reused.
+	s.event = llm.RawEvent{Wire: llm.WireResponses, Name: eventName(ev.Name), Data: ev.Data}
+	d := llm.Delta{Raw: &s.event}
+	switch we.Type {
+	case "response.output_text.delta":
+		d.Text = we.Delta
+	case "response.refusal.delta":
+		d.Refusal = we.Delta
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		d.Thinking = we.Delta
+	case "response.output_item.added":
+		if it := we.Item; it != nil {
+			switch it.Type {
+			case "function_call":
+				s.calls[it.ID] = s.ncalls
+				d.ToolCalls = []llm.ToolCallDelta{{Index: s.ncalls, ID: it.CallID, Name: it.Name}}
+				s.ncalls++
+			case "message", "reasoning":
+			default:
+				d.Opaque = true // a hosted tool's call: output the normalized fields cannot show
+			}
+		}
+	case "response.function_call_arguments.delta":
+		if i, ok := s.calls[we.ItemID]; ok && we.Delta != "" {
+			d.ToolCalls = []llm.ToolCallDelta{{Index: i, Arguments: we.Delta}}
+		}
+	case "response.completed", "response.incomplete":
+		s.done = true
+		if r := we.Response; r != nil {
+			d.Stop, d.Usage = r.stop(), r.Usage.llm()
+		} else {
+			d.Stop = llm.StopEnd
+		}
+	case "response.failed":
+		if we.Response != nil {
+			return llm.Delta{}, false, we.Response.failure(s.provider)
+		}
+		return llm.Delta{}, false, responsesError("", "", s.provider)
+	case "error":
+		return llm.Delta{}, false, responsesError(we.Code, we.Message, s.provider)
+	}
+	return d, true, nil
+}
+
+// parseDeltaEvent reads the events that make up nearly all of a stream, the deltas
+//
+//	{"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}
+//
+// in one pass, without reflection. It reports false, leaving the event to encoding/json
+// (whose reading it matches), for anything else: another key (encoding/json matches keys
+// without regard to case, and other events carry objects the gateway reads), a key twice,
+// a value of the wrong type, or invalid JSON.
+func parseDeltaEvent(b []byte, we *wireEvent) bool {
+	p := scanner{b: b}
+	var seen uint16
+	err := p.object(func(key []byte) error {
+		var bit uint16
+		var dst *string
+		switch string(key) {
+		case "type":
+			bit, dst = 1, &we.Type
+		case "delta":
+			bit, dst = 2, &we.Delta
+		case "item_id":
+			bit, dst = 4, &we.ItemID
+		case "sequence_number":
+			bit = 8
+		case "output_index":
+			bit = 16
+		case "content_index":
+			bit = 32
+		case "summary_index":
+			bit = 64
+		case "logprobs":
+			bit = 128
+		case "obfuscation":
+			bit = 256
+		default:
+			return errSyntax
+		}
+		if seen&bit != 0 {
+			return errSyntax
+		}
+		seen |= bit
+		if dst == nil {
+			return p.skip()
+		}
+		if p.peek() != '"' && p.peek() != 'n' {
+			return errSyntax // encoding/json refuses a number or an object for a string
+		}
+		return p.nullableString(dst)
+	})
+	if err != nil || p.end() != nil {
+		*we = wireEvent{}
+		return false
+	}
+	return true
+}
+
+// eventName is the SSE event's name as a string, without an allocation for the common ones.
+func eventName(b []byte) string {
+	switch string(b) {
+	case "response.output_text.delta":
+		return "response.output_text.delta"
+	case "response.function_call_arguments.delta":
+		return "response.function_call_arguments.delta"
+	case "response.reasoning_summary_text.delta":
+		return "response.reasoning_summary_text.delta"
+	case "response.reasoning_text.delta":
+		return "response.reasoning_text.delta"
+	case "response.refusal.delta":
+		return "response.refusal.delta"
+	}
+	return string(b)
 }
 
 func (s *responsesStream) broken(err error) error {
@@ -321,9 +404,6 @@ func (s *responsesStream) broken(err error) error {
 	}
 	return &providers.Error{Class: providers.StreamBroken, Provider: s.provider, Message: msg, Err: err}
 }
-
-// Pending reports whether the next event is already buffered.
-func (s *responsesStream) Pending() bool { return s.sse.EventBuffered() }
 
 func (s *responsesStream) Close() error {
 	if s.done {

@@ -15,6 +15,7 @@ import (
 type stream struct {
 	body     io.ReadCloser
 	sse      *providers.SSEReader
+	look     providers.Lookahead
 	provider string
 	done     bool
 	model    string // the model the chunks name
@@ -26,43 +27,44 @@ func newStream(body io.ReadCloser, provider string) *stream {
 	return &stream{body: body, sse: providers.NewSSEReader(body), provider: provider}
 }
 
-func (s *stream) Next() (llm.Delta, error) {
-	for {
-		if s.done {
-			return llm.Delta{}, io.EOF
-		}
-		ev, err := s.sse.Next()
-		if err != nil {
-			return llm.Delta{}, s.broken(err)
-		}
-		if string(ev.Data) == "[DONE]" {
-			s.done = true
-			return llm.Delta{}, io.EOF
-		}
-		if len(ev.Data) == 0 {
-			continue
-		}
-		c := chunk{wantModel: s.model == ""}
-		if err := parseChunk(ev.Data, &c); err != nil {
-			return llm.Delta{}, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
-				Message: "malformed stream chunk: " + err.Error(), Err: err}
-		}
-		if c.errRaw != nil {
-			return llm.Delta{}, s.inBandError(ev.Data)
-		}
-		if c.model != "" {
-			s.model = c.model
-		}
-		d := llm.Delta{Text: c.content, Refusal: c.refusal, ToolCalls: c.toolCalls, Usage: c.usage.llm()}
-		if c.finish != "" {
-			d.Stop = openai.StopReason(c.finish)
-		}
-		if d.Content() || d.Usage != nil {
-			return d, nil
-		}
-		// Role-only preambles, reasoning text (not returned: its tokens still count as
-		// output) and empty keep-alive chunks carry nothing for the client.
+func (s *stream) Next() (llm.Delta, error) { return s.look.Next(s) }
+
+// Pending reports whether the next delta is in hand (providers.Lookahead).
+func (s *stream) Pending() bool { return s.look.Pending(s, s.sse) }
+
+// Step reads one chunk. Role-only preambles, reasoning text (not returned: its tokens still
+// count as output) and empty keep-alive chunks carry nothing for the client.
+func (s *stream) Step() (llm.Delta, bool, error) {
+	if s.done {
+		return llm.Delta{}, false, io.EOF
 	}
+	ev, err := s.sse.Next()
+	if err != nil {
+		return llm.Delta{}, false, s.broken(err)
+	}
+	if string(ev.Data) == "[DONE]" {
+		s.done = true
+		return llm.Delta{}, false, io.EOF
+	}
+	if len(ev.Data) == 0 {
+		return llm.Delta{}, false, nil
+	}
+	c := chunk{wantModel: s.model == ""}
+	if err := parseChunk(ev.Data, &c); err != nil {
+		return llm.Delta{}, false, &providers.Error{Class: providers.StreamBroken, Provider: s.provider,
+			Message: "malformed stream chunk: " + err.Error(), Err: err}
+	}
+	if c.errRaw != nil {
+		return llm.Delta{}, false, s.inBandError(ev.Data)
+	}
+	if c.model != "" {
+		s.model = c.model
+	}
+	d := llm.Delta{Text: c.content, Refusal: c.refusal, ToolCalls: c.toolCalls, Usage: c.usage.llm()}
+	if c.finish != "" {
+		d.Stop = openai.StopReason(c.finish)
+	}
+	return d, d.Content() || d.Usage != nil, nil
 }
 
 // inBandError handles an error sent as a data event after a 200 (OpenRouter does this once
@@ -97,9 +99,6 @@ func (s *stream) broken(err error) error {
 	}
 	return &providers.Error{Class: providers.StreamBroken, Provider: s.provider, Message: msg, Err: err}
 }
-
-// Pending reports whether the next chunk is already buffered.
-func (s *stream) Pending() bool { return s.sse.EventBuffered() }
 
 func (s *stream) Close() error {
 	if s.done {

@@ -1,6 +1,7 @@
 package openaicompat
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -289,6 +290,9 @@ func (p *scanner) ws() {
 }
 
 func (p *scanner) peek() byte {
+	if p.i < len(p.b) && p.b[p.i] > ' ' { // no white space: the compact JSON servers send
+		return p.b[p.i]
+	}
 	p.ws()
 	if p.i < len(p.b) {
 		return p.b[p.i]
@@ -477,6 +481,9 @@ func (p *scanner) skip() error {
 		if err != nil || plain(raw) {
 			return err // a plain string is valid as it stands: no need to build it
 		}
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return nil // rawString refused control characters; nothing else can be wrong
+		}
 		_, err = unquote(raw)
 		return err
 	case c == 't' || c == 'f' || c == 'n':
@@ -492,12 +499,52 @@ func (p *scanner) skip() error {
 		for p.i < len(p.b) && isNumberByte(p.b[p.i]) {
 			p.i++
 		}
-		if !json.Valid(p.b[start:p.i]) {
+		if !validNumber(p.b[start:p.i]) {
 			return errSyntax
 		}
 		return nil
 	}
 	return errSyntax
+}
+
+// validNumber reports whether n is a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(n []byte) bool {
+	i := 0
+	if i < len(n) && n[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(n) && n[i] == '0':
+		i++
+	case i < len(n) && n[i] >= '1' && n[i] <= '9':
+		for i < len(n) && n[i] >= '0' && n[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(n) && n[i] == '.' {
+		i++
+		if i == len(n) || n[i] < '0' || n[i] > '9' {
+			return false
+		}
+		for i < len(n) && n[i] >= '0' && n[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
+		i++
+		if i < len(n) && (n[i] == '+' || n[i] == '-') {
+			i++
+		}
+		if i == len(n) || n[i] < '0' || n[i] > '9' {
+			return false
+		}
+		for i < len(n) && n[i] >= '0' && n[i] <= '9' {
+			i++
+		}
+	}
+	return i == len(n)
 }
 
 func isNumberByte(d byte) bool {

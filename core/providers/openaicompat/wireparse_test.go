@@ -435,3 +435,59 @@ func toolCalls(v string, chunk bool) string {
 	}
 	return `{"choices":[{"message":{"tool_calls":` + v + `}}]}`
 }
+
+// validNumber accepts exactly the numbers encoding/json accepts.
+func TestValidNumber(t *testing.T) {
+	for _, n := range []string{"0", "-0", "7", "-12", "10", "0.5", "-0.25e10", "1E+2", "1e-2", "123.456E789",
+		"", "-", "00", "01", "-01", "1.", ".5", "1e", "1e+", "+1", "1.e5", "0x1", "1-2", "--1", "1ee2", "1.2.3", "Infinity"} {
+		if got, want := validNumber([]byte(n)), json.Valid([]byte(n)); got != want {
+			t.Errorf("validNumber(%q) = %v, encoding/json says %v", n, got, want)
+		}
+	}
+}
+
+func FuzzValidNumber(f *testing.F) {
+	for _, n := range []string{"0", "-1.5e3", "01", "1."} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, n string) {
+		for _, c := range []byte(n) {
+			if !isNumberByte(c) {
+				return // skip stops at the first byte that is not one of these
+			}
+		}
+		if got, want := validNumber([]byte(n)), json.Valid([]byte(n)); got != want {
+			t.Errorf("validNumber(%q) = %v, encoding/json says %v", n, got, want)
+		}
+	})
+}
+
+// parseDeltaEvent reads what encoding/json reads whenever it takes an event at all.
+func FuzzParseDeltaEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}`,
+		`{"type":"response.function_call_arguments.delta","item_id":"fc_1","delta":"{\"a\":"}`,
+		`{"type":"response.output_text.delta","delta":null}`,
+		`{"type":"response.output_text.delta","Delta":"x"}`,
+		`{"type":"response.output_text.delta","delta":"a","delta":"b"}`,
+		`{"type":"response.output_text.delta","delta":5}`,
+		`{"type":"response.completed","response":{"status":"completed"}}`,
+		`{"type":"x","delta":"\ud83d\ude00 \u00e9"}`,
+		`null`, `{}`, `{"type":"x",}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var fast wireEvent
+		if !parseDeltaEvent([]byte(s), &fast) {
+			return
+		}
+		var slow wireEvent
+		if err := json.Unmarshal([]byte(s), &slow); err != nil {
+			t.Fatalf("parseDeltaEvent took %q, which encoding/json refuses: %v", s, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%q: parseDeltaEvent %+v, encoding/json %+v", s, fast, slow)
+		}
+	})
+}

@@ -19,6 +19,45 @@ import (
 // BuildLocal builds the local server (functions/local) of the fngate checkout the command
 // runs in, into dir, and returns the binary's path.
 func BuildLocal(dir string) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return build(root, filepath.Join(dir, "fngate-local"))
+}
+
+// BuildLocalAt builds the local server as it was at the git revision ref of the checkout
+// (a before/after comparison in one run): the tree is exported with git archive into dir,
+// so the repository and its worktrees are left as they are.
+func BuildLocalAt(dir, ref string) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "src-"+strings.NewReplacer("/", "_", ":", "_").Replace(ref))
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	archive := exec.Command("git", "archive", "--format=tar", ref)
+	archive.Dir, archive.Stderr = root, os.Stderr
+	untar := exec.Command("tar", "-x", "-C", src)
+	untar.Stderr = os.Stderr
+	if untar.Stdin, err = archive.StdoutPipe(); err != nil {
+		return "", err
+	}
+	if err := untar.Start(); err != nil {
+		return "", err
+	}
+	if err := archive.Run(); err != nil {
+		return "", fmt.Errorf("git archive %s: %w", ref, err)
+	}
+	if err := untar.Wait(); err != nil {
+		return "", fmt.Errorf("unpacking %s: %w", ref, err)
+	}
+	return build(src, filepath.Join(dir, "fngate-local-"+filepath.Base(src)))
+}
+
+func moduleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", err
@@ -27,11 +66,14 @@ func BuildLocal(dir string) (string, error) {
 	if mod == "" || mod == os.DevNull {
 		return "", errors.New("run from inside the fngate module")
 	}
-	bin := filepath.Join(dir, "fngate-local")
-	build := exec.Command("go", "build", "-o", bin, "./functions/local")
-	build.Dir, build.Stderr = filepath.Dir(mod), os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("building the local server: %w", err)
+	return filepath.Dir(mod), nil
+}
+
+func build(root, bin string) (string, error) {
+	b := exec.Command("go", "build", "-o", bin, "./functions/local")
+	b.Dir, b.Stderr = root, os.Stderr
+	if err := b.Run(); err != nil {
+		return "", fmt.Errorf("building the local server in %s: %w", root, err)
 	}
 	return bin, nil
 }
