@@ -26,7 +26,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -35,6 +34,7 @@ import (
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/internal/dynamotable"
 )
 
 // Key and attribute names; the IaC declares the same.
@@ -321,27 +321,8 @@ func counts(item map[string]types.AttributeValue, w counters.Windows, amounts []
 // CreateTable creates a table with the schema the store expects and waits until it is
 // active: for local development and tests (the IaC owns real tables).
 func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
-	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            &table,
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(KeyPartition), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(KeyPartition), KeyType: types.KeyTypeHash}},
-	})
-	if err != nil {
-		return fmt.Errorf("dynamocounters: create table %s: %w", table, err)
-	}
-	wt := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
-		o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-	})
-	if err := wt.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &table}, time.Minute); err != nil {
-		return fmt.Errorf("dynamocounters: wait for table %s: %w", table, err)
-	}
-	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName:               &table,
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrTTL), Enabled: aws.Bool(true)},
-	})
-	if err != nil {
-		return fmt.Errorf("dynamocounters: enable TTL on %s: %w", table, err)
+	if err := dynamotable.Create(ctx, db, table, dynamotable.Schema{Partition: KeyPartition, TTL: AttrTTL}); err != nil {
+		return fmt.Errorf("dynamocounters: %w", err)
 	}
 	return nil
 }

@@ -43,6 +43,7 @@ import (
 
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/internal/dynamotable"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 )
@@ -349,27 +350,8 @@ func decode(it item) (*responsestore.Stored, head, error) {
 // CreateTable creates a table with the schema the store expects, waits until it is active
 // and turns TTL on: for local development and tests (the IaC owns real tables).
 func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
-	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            &table,
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(KeyPartition), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(KeyPartition), KeyType: types.KeyTypeHash}},
-	})
-	if err != nil {
-		return fmt.Errorf("dynamostore: create table %s: %w", table, err)
-	}
-	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
-		o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-	})
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &table}, time.Minute); err != nil {
-		return fmt.Errorf("dynamostore: wait for table %s: %w", table, err)
-	}
-	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName:               &table,
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrTTL), Enabled: aws.Bool(true)},
-	})
-	if err != nil {
-		return fmt.Errorf("dynamostore: enable TTL on %s: %w", table, err)
+	if err := dynamotable.Create(ctx, db, table, dynamotable.Schema{Partition: KeyPartition, TTL: AttrTTL}); err != nil {
+		return fmt.Errorf("dynamostore: %w", err)
 	}
 	return nil
 }

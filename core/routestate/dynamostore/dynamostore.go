@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/fngate/fngate/core/internal/dynamotable"
 	"github.com/fngate/fngate/core/routestate"
 )
 
@@ -332,33 +333,8 @@ func (s *Store) Incidents(ctx context.Context) ([]routestate.Incident, error) {
 // CreateTable creates a table with the schema the store expects and waits until it is
 // active: for local development and tests (the IaC owns real tables).
 func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
-	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:   &table,
-		BillingMode: types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(KeyPartition), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(KeySort), AttributeType: types.ScalarAttributeTypeS},
-		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(KeyPartition), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(KeySort), KeyType: types.KeyTypeRange},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("dynamostore: create table %s: %w", table, err)
-	}
-	w := dynamodb.NewTableExistsWaiter(db, func(o *dynamodb.TableExistsWaiterOptions) {
-		o.MinDelay, o.MaxDelay = 100*time.Millisecond, time.Second
-	})
-	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: &table}, time.Minute); err != nil {
-		return fmt.Errorf("dynamostore: wait for table %s: %w", table, err)
-	}
-	_, err = db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName:               &table,
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(AttrTTL), Enabled: aws.Bool(true)},
-	})
-	if err != nil {
-		return fmt.Errorf("dynamostore: enable TTL on %s: %w", table, err)
+	if err := dynamotable.Create(ctx, db, table, dynamotable.Schema{Partition: KeyPartition, Sort: KeySort, TTL: AttrTTL}); err != nil {
+		return fmt.Errorf("dynamostore: %w", err)
 	}
 	return nil
 }
