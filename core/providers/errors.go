@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -170,3 +171,18 @@ var (
 	ErrFirstByteTimeout = &Error{Class: Timeout, Message: "no output before the first-byte timeout"}
 	ErrIdleTimeout      = &Error{Class: Timeout, Message: "the stream stalled past the idle timeout"}
 )
+
+// BrokenStream is the error of a stream whose reading failed: a provider error the reader
+// already classified stays as it is; otherwise it is StreamBroken, with unterminated (what the
+// wire's missing end is called) when the upstream simply stopped.
+func BrokenStream(err error, provider, unterminated string) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	msg := unterminated
+	if err != io.EOF {
+		msg = "reading the stream: " + err.Error()
+	}
+	return &Error{Class: StreamBroken, Provider: provider, Message: msg, Err: err}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"unicode/utf8"
 
@@ -355,15 +354,7 @@ func (s *stream) broken(err error) error {
 	if context.Cause(s.ctx) != nil {
 		return providers.AsError(s.ctx, err, s.provider)
 	}
-	var pe *providers.Error
-	if errors.As(err, &pe) {
-		return pe
-	}
-	msg := "the stream ended before message_stop"
-	if err != io.EOF {
-		msg = "reading the stream: " + err.Error()
-	}
-	return &providers.Error{Class: providers.StreamBroken, Provider: s.provider, Message: msg, Err: err}
+	return providers.BrokenStream(err, s.provider, "the stream ended before message_stop")
 }
 
 // Close releases the upstream. After message_stop the rest is read so the connection can be

@@ -3,7 +3,6 @@ package openaicompat
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
 
@@ -394,15 +393,7 @@ func eventName(b []byte) string {
 }
 
 func (s *responsesStream) broken(err error) error {
-	var pe *providers.Error
-	if errors.As(err, &pe) {
-		return pe
-	}
-	msg := "the stream ended before response.completed"
-	if err != io.EOF {
-		msg = "reading the stream: " + err.Error()
-	}
-	return &providers.Error{Class: providers.StreamBroken, Provider: s.provider, Message: msg, Err: err}
+	return providers.BrokenStream(err, s.provider, "the stream ended before response.completed")
 }
 
 func (s *responsesStream) Close() error {

@@ -1,7 +1,6 @@
 package openaicompat
 
 import (
-	"errors"
 	"io"
 	"strconv"
 
@@ -89,15 +88,7 @@ func (s *stream) inBandError(data []byte) error {
 }
 
 func (s *stream) broken(err error) error {
-	var pe *providers.Error
-	if errors.As(err, &pe) {
-		return pe
-	}
-	msg := "the stream ended without [DONE]"
-	if err != io.EOF {
-		msg = "reading the stream: " + err.Error()
-	}
-	return &providers.Error{Class: providers.StreamBroken, Provider: s.provider, Message: msg, Err: err}
+	return providers.BrokenStream(err, s.provider, "the stream ended without [DONE]")
 }
 
 func (s *stream) Close() error {
