@@ -140,6 +140,9 @@ func EmbedAnswerLimit(n, dims int) int64 {
 	return 1<<20 + int64(n)*(int64(dims)*24+512)
 }
 
+// maxPresized is the largest buffer ReadBounded allocates before the bytes arrive.
+const maxPresized = 8 << 20
+
 // ReadBounded reads a whole answer of at most limit bytes, and refuses a longer one. An
 // embeddings answer runs to hundreds of kilobytes: when the upstream says how long it is
 // (size, Content-Length, -1 when unknown) it is read into one buffer of that size, not grown
@@ -148,6 +151,10 @@ func ReadBounded(r io.Reader, size, limit int64) ([]byte, error) {
 	if size < 0 || size > limit {
 		size = 512
 	}
+	// A Content-Length is the upstream's word, not bytes in hand: beyond a few megabytes the
+	// buffer grows as bytes arrive, so an upstream that promises much and sends little costs
+	// no more than it sent.
+	size = min(size, maxPresized)
 	b := make([]byte, 0, size+1) // +1: room to find the end without growing
 	lr := io.LimitReader(r, limit+1)
 	for {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,5 +132,21 @@ func TestDecodeBase64Vector(t *testing.T) {
 		if _, err := DecodeBase64Vector([]byte(in)); err == nil {
 			t.Errorf("%q accepted", in)
 		}
+	}
+}
+
+// An upstream's Content-Length is a promise: a large one with few bytes behind it must not
+// make the gateway allocate what was promised.
+func TestReadBoundedDoesNotAllocateWhatIsOnlyPromised(t *testing.T) {
+	const promised, limit = 200 << 20, 256 << 20
+	b, err := ReadBounded(strings.NewReader(`{"data":[]}`), promised, limit)
+	if err != nil || string(b) != `{"data":[]}` {
+		t.Fatalf("ReadBounded = %q, %v", b, err)
+	}
+	if cap(b) > maxPresized+1 {
+		t.Errorf("a %d-byte promise allocated %d bytes for 11 sent", promised, cap(b))
+	}
+	if _, err := ReadBounded(strings.NewReader(strings.Repeat("x", 2048)), 100, 1024); err == nil {
+		t.Error("an answer over the limit was read")
 	}
 }
