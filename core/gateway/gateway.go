@@ -7,6 +7,7 @@
 //	door_chat.go      OpenAI Chat Completions and legacy Completions
 //	door_messages.go  Anthropic Messages (and count_tokens in count.go)
 //	door_responses.go OpenAI Responses, and the stored responses (GET, DELETE /v1/responses/{id})
+//	socket.go         the Responses API's WebSocket mode: response.create messages on GET /v1/responses
 //	door_embeddings.go  OpenAI Embeddings: its own small flow over plan, attempt and record
 //	serve.go          one request: slot, key, body, decode, model, plan, then an answer
 //	plan.go           which routes, in which order
@@ -82,6 +83,11 @@ type Options struct {
 	Counters counters.Store
 	// Metrics receives the EMF line of each failed counter call; nil writes to stdout.
 	Metrics io.Writer
+	// WebSockets serves the Responses API's WebSocket mode on GET /v1/responses (socket.go).
+	// The platform must pass the upgrade and let the handler take over the connection: the
+	// local server and Cloud Functions gen2 set it. Off (Lambda function URLs pass no
+	// upgrade), a handshake gets a 426 that names HTTP streaming instead.
+	WebSockets bool
 }
 
 // Gateway serves the API. Safe for concurrent use.
@@ -109,6 +115,7 @@ type Gateway struct {
 
 	responses   responsestore.Store // nil: none
 	responseTTL time.Duration
+	sockets     sockets
 }
 
 type model struct {
@@ -176,6 +183,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.bodyTime = config.DefaultBodyReadTimeout
 	}
 	g.started = g.now().Unix()
+	g.sockets = newSockets(&cfg.Limits, opt.WebSockets, g.maxBody)
 	var err error
 	if g.limiter, err = newLimiter(cfg, opt.Counters, opt.Metrics); err != nil {
 		return nil, err
@@ -252,6 +260,7 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/messages/count_tokens", http.MethodPost, g.serveCountTokens},
 		{"/v1/embeddings", http.MethodPost, g.serveEmbeddings},
 		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
+		{"/v1/responses", http.MethodGet, g.serveResponsesSocket}, // WebSocket mode
 		{"/v1/responses/{id}", http.MethodGet, g.serveStoredResponse},
 		{"/v1/responses/{id}", http.MethodDelete, g.serveDeleteResponse},
 	}
@@ -335,6 +344,8 @@ type requestCtx struct {
 	ttft     time.Duration // streams: from the request's start to its commit
 	trace    RequestTrace  // nil: not traced
 	lease    *lease        // what the key's counters reserved for the request (limits.go)
+	// socket is the WebSocket connection a response.create came on (socket.go), "" over HTTP.
+	socket string
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {
