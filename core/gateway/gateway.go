@@ -115,7 +115,7 @@ type Gateway struct {
 
 	responses   responsestore.Store // nil: none
 	responseTTL time.Duration
-	sockets     sockets
+	sockets     *sockets
 }
 
 type model struct {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -45,16 +46,26 @@ const TransportWebSocket = "websocket"
 // number of messages it carried, how long it lasted and why it closed.
 const MsgWebSocket = "websocket"
 
-// sockets are the WebSocket mode's settings: Options.WebSockets and limits.websocket_*.
+// sockets are the WebSocket mode's settings (Options.WebSockets and limits.websocket_*) and
+// its open connections, which a server's shutdown does not see (CloseWebSockets).
 type sockets struct {
 	on         bool
 	maxMessage int64         // a message, and the conversation a connection keeps
 	idle       time.Duration // without a response or a message
 	lifetime   time.Duration // of one connection
+
+	mu       sync.Mutex
+	open     int           // connections
+	draining chan struct{} // closed by CloseWebSockets
+	closed   chan struct{} // closed once draining and no connection is open
+	stop     context.Context // cancelled when CloseWebSockets gives up waiting
+	stopNow  context.CancelFunc
 }
 
-func newSockets(l *config.Limits, on bool, maxBody int64) sockets {
-	s := sockets{on: on, maxMessage: l.WebSocketMaxMessageBytes, idle: l.WebSocketIdleTimeout.D(), lifetime: l.WebSocketMaxDuration.D()}
+func newSockets(l *config.Limits, on bool, maxBody int64) *sockets {
+	s := &sockets{on: on, maxMessage: l.WebSocketMaxMessageBytes, idle: l.WebSocketIdleTimeout.D(), lifetime: l.WebSocketMaxDuration.D(),
+		draining: make(chan struct{}), closed: make(chan struct{})}
+	s.stop, s.stopNow = context.WithCancel(context.Background())
 	// A config that did not pass through validation (built in code) gets the defaults too.
 	if s.maxMessage <= 0 {
 		s.maxMessage = maxBody
@@ -66,6 +77,61 @@ func newSockets(l *config.Limits, on bool, maxBody int64) sockets {
 		s.lifetime = config.DefaultWebSocketMaxDuration
 	}
 	return s
+}
+
+// errShutdown cancels the connections still open when CloseWebSockets stops waiting.
+var errShutdown = errors.New("the server shut down")
+
+// CloseWebSockets ends the Responses API's WebSocket connections for a server that shuts
+// down, which net/http's Shutdown leaves alone once they are upgraded: each closes (1001)
+// as soon as the response it is running has ended, and new handshakes are refused. It
+// returns when every connection has closed, or when ctx ends, having cut those still open.
+func (g *Gateway) CloseWebSockets(ctx context.Context) error {
+	s := g.sockets
+	s.mu.Lock()
+	select {
+	case <-s.draining:
+	default:
+		close(s.draining)
+		if s.open == 0 {
+			close(s.closed)
+		}
+	}
+	s.mu.Unlock()
+	select {
+	case <-s.closed:
+		return nil
+	case <-ctx.Done():
+		s.stopNow()
+		<-s.closed
+		return ctx.Err()
+	}
+}
+
+// enter counts a connection in; false once the gateway is closing its connections.
+func (s *sockets) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.draining:
+		return false
+	default:
+	}
+	s.open++
+	return true
+}
+
+func (s *sockets) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open--
+	select {
+	case <-s.draining:
+		if s.open == 0 {
+			close(s.closed)
+		}
+	default:
+	}
 }
 
 // serveResponsesSocket answers GET /v1/responses. A WebSocket handshake opens a connection
@@ -96,6 +162,11 @@ func (g *Gateway) serveResponsesSocket(w http.ResponseWriter, r *http.Request) {
 			Code: "websocket_unavailable", Message: err.Error()})
 		return
 	}
+	if !g.sockets.enter() { // CloseWebSockets began since checkHandshake
+		_ = conn.Close(websocket.StatusGoingAway, "the server is shutting down")
+		return
+	}
+	defer g.sockets.leave()
 	newSocket(g, conn, r, key, rc.id).serve()
 }
 
@@ -121,6 +192,13 @@ func (g *Gateway) checkHandshake(r *http.Request) *llm.Error {
 	if !g.sockets.on {
 		return &llm.Error{Status: http.StatusUpgradeRequired, Type: llm.TypeInvalidRequest, Code: "websocket_not_supported",
 			Message: "The Responses API's WebSocket mode is not served here: this gateway runs where WebSocket upgrades do not reach it (an AWS Lambda function URL passes none). Use HTTP streaming instead: POST /v1/responses with \"stream\": true."}
+	}
+
+	select {
+	case <-g.sockets.draining:
+		return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "shutting_down", RetryAfter: "1",
+			Message: "This gateway instance is shutting down: connect again."}
+	default:
 	}
 	bad := func(msg string) *llm.Error {
 		return &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Code: "invalid_websocket_handshake", Message: msg}
@@ -161,6 +239,7 @@ type socket struct {
 	req     *http.Request
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
+	unhook  func() bool // from the gateway's shutdown
 	in      chan inbound
 	read    chan struct{} // closed when the reader has stopped
 	w       socketWriter
@@ -187,6 +266,7 @@ func newSocket(g *Gateway, conn *websocket.Conn, r *http.Request, key *config.Ke
 	// ends early when the platform's request deadline does (Cloud Run's timeout).
 	ctx, cancel := context.WithCancelCause(r.Context())
 	s := &socket{g: g, conn: conn, id: id, key: key, req: r.WithContext(ctx), ctx: ctx, cancel: cancel,
+		unhook: context.AfterFunc(g.sockets.stop, func() { cancel(errShutdown) }),
 		in: make(chan inbound), read: make(chan struct{}), started: time.Now()}
 	s.w = socketWriter{s: s, h: http.Header{}}
 	return s
@@ -225,6 +305,9 @@ func (s *socket) serve() {
 			return
 		case <-limit.C:
 			s.reachedLimit()
+			return
+		case <-s.g.sockets.draining:
+			s.close(websocket.StatusGoingAway, "the server is shutting down")
 			return
 		case <-s.ctx.Done():
 			s.closed = context.Cause(s.ctx).Error()
@@ -265,6 +348,7 @@ func (s *socket) close(code websocket.StatusCode, reason string) {
 
 // end releases the connection and logs it.
 func (s *socket) end() {
+	s.unhook()
 	s.cancel(errSocketClosed)
 	_ = s.conn.CloseNow()
 	<-s.read
@@ -559,11 +643,15 @@ func appendSocketError(b []byte, e *llm.Error, h http.Header) []byte {
 	return append(b, '}')
 }
 
-// writer readies the connection's writer for one response.
+// writer readies the connection's writer for one response. Until a stream sets its
+// attempt's deadline (SetWriteDeadline), writes are bounded by limits.websocket_idle_timeout:
+// a client that sends messages and never reads what they get back cannot hold the connection
+// open past it.
 func (s *socket) writer() *socketWriter {
 	w := &s.w
 	clear(w.h)
-	w.status, w.pending, w.err, w.ctx = 0, w.pending[:0], nil, s.ctx
+	w.status, w.pending, w.err = 0, w.pending[:0], nil
+	_ = w.SetWriteDeadline(time.Now().Add(s.g.sockets.idle))
 	return w
 }
 

@@ -520,3 +520,53 @@ func TestWebSocketHandshakeRefusals(t *testing.T) {
 		t.Errorf("%d request lines for the refused handshakes", got)
 	}
 }
+
+// TestCloseWebSocketsLetsResponsesFinish: a server shutting down closes each connection (1001)
+// once its running response has ended, refuses new handshakes with a 503, and, when it stops
+// waiting, cuts what is still open.
+func TestCloseWebSocketsLetsResponsesFinish(t *testing.T) {
+	g := newGateway(t, socketConfig, withSockets)
+	idle := gatewaytest.DialResponses(t, g.URL, socketKey)
+	busy := gatewaytest.DialResponses(t, g.URL, socketKey)
+	busy.Send(t, `{"type":"response.create","model":"mock-slow","max_output_tokens":16,"input":"go"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, first, err := busy.Conn.Read(ctx); err != nil || !strings.Contains(string(first), "response.created") { // under way
+		t.Fatalf("%s %v", first, err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- g.Gateway.CloseWebSockets(ctx) }()
+	if code, _ := idle.Closed(t); code != websocket.StatusGoingAway {
+		t.Errorf("the idle connection closed with %v", code)
+	}
+	turn := busy.Read(t)
+	if turn.Status() != "incomplete" || len(turn.Types) < 16 { // the output maximum ends it
+		t.Errorf("the running response: %v", turn.Types)
+	}
+	if code, _ := busy.Closed(t); code != websocket.StatusGoingAway {
+		t.Errorf("the busy connection closed with %v", code)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("CloseWebSockets: %v", err)
+	}
+	if _, resp, err := gatewaytest.TryDialResponses(g.URL, socketKey); err == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a handshake after the shutdown began: %v", err)
+	}
+
+	t.Run("cut when the grace ends", func(t *testing.T) {
+		g := newGateway(t, socketConfig, withSockets)
+		s := gatewaytest.DialResponses(t, g.URL, socketKey)
+		s.Send(t, `{"type":"response.create","model":"mock-slow","input":"go"}`)
+		if _, _, err := s.Conn.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+		short, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer stop()
+		if err := g.Gateway.CloseWebSockets(short); err != context.DeadlineExceeded {
+			t.Errorf("CloseWebSockets: %v", err)
+		}
+		if a := g.logs.Attempts(t, 1)[0]; a["outcome"] != gateway.OutcomeClientClosed {
+			t.Errorf("the cut response's attempt %v", a)
+		}
+	})
+}
