@@ -55,9 +55,9 @@ type sockets struct {
 	lifetime   time.Duration // of one connection
 
 	mu       sync.Mutex
-	open     int           // connections
-	draining chan struct{} // closed by CloseWebSockets
-	closed   chan struct{} // closed once draining and no connection is open
+	open     int             // connections
+	draining chan struct{}   // closed by CloseWebSockets
+	closed   chan struct{}   // closed once draining and no connection is open
 	stop     context.Context // cancelled when CloseWebSockets gives up waiting
 	stopNow  context.CancelFunc
 }
@@ -267,7 +267,7 @@ func newSocket(g *Gateway, conn *websocket.Conn, r *http.Request, key *config.Ke
 	ctx, cancel := context.WithCancelCause(r.Context())
 	s := &socket{g: g, conn: conn, id: id, key: key, req: r.WithContext(ctx), ctx: ctx, cancel: cancel,
 		unhook: context.AfterFunc(g.sockets.stop, func() { cancel(errShutdown) }),
-		in: make(chan inbound), read: make(chan struct{}), started: time.Now()}
+		in:     make(chan inbound), read: make(chan struct{}), started: time.Now()}
 	s.w = socketWriter{s: s, h: http.Header{}}
 	return s
 }
