@@ -35,6 +35,8 @@ type responsesDoor struct {
 	// socket is the WebSocket connection a response.create came on (socket.go); nil over
 	// HTTP.
 	socket *socket
+	// warmUp: the response.create has generate: false (socket.go).
+	warmUp bool
 	// final is the response object the stream ended with, once it ended properly.
 	final []byte
 }
@@ -56,6 +58,7 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 			return nil, e
 		}
 	}
+	rq.WarmUp = d.warmUp
 	if e := rq.Continue(history); e != nil {
 		return nil, e
 	}

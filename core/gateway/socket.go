@@ -428,6 +428,7 @@ func (s *socket) respond(m inbound) {
 	}
 	defer release()
 	if !c.generate {
+		d.warmUp = true
 		s.warmUp(tw, d, rc, c.body)
 		return
 	}

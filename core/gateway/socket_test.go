@@ -371,6 +371,18 @@ func TestWebSocketWarmUp(t *testing.T) {
 	if bad := s.Turn(t, `{"type":"response.create","model":"no-such-model","generate":false,"input":"x"}`); bad.ErrorCode() != "model_not_found" {
 		t.Errorf("a warm-up of an unknown model: %v", bad.Raw)
 	}
+	// Codex's prewarm holds its instructions alone; its first turn adds the user's message.
+	warm = s.Turn(t, `{"type":"response.create","model":"mock-echo","store":false,"generate":false,"input":[{"type":"message","role":"developer","content":"Be brief."}]}`)
+	if warm.Status() != "completed" {
+		t.Fatalf("a warm-up of instructions alone: %v", warm.Raw)
+	}
+	turn = s.Turn(t, `{"type":"response.create","model":"mock-echo","store":false,"previous_response_id":"`+warm.ID()+`","input":"hello"}`)
+	if turn.Text() != "hello" {
+		t.Errorf("the turn after it: %v", turn.Raw)
+	}
+	if bad := s.Turn(t, `{"type":"response.create","model":"mock-echo","input":[{"type":"message","role":"developer","content":"Be brief."}]}`); bad.ErrorCode() != "invalid_value" {
+		t.Errorf("a response that would answer instructions alone: %v", bad.Raw)
+	}
 }
 
 // TestWebSocketFailuresEndTheirResponseOnly: a route that fails before output, a panic before
