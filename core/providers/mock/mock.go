@@ -21,6 +21,10 @@
 // {"text": ...}), and seed, the penalties and participant names are accepted: its answers are
 // deterministic already.
 //
+// Usage counts words: the prompt's (system and messages) as input, the answer's as output. A
+// stream reports the input with its first content, as Anthropic and Gemini report the prompt
+// at the start, and the whole usage with its stop; CountTokens gives the same input count.
+//
 // Connection settings: delay_ms (pause before each streamed word).
 package mock
 
@@ -358,6 +362,7 @@ type stream struct {
 	delay time.Duration
 	i     int
 	tool  bool
+	began bool // the first content went out, with the prompt's count
 	done  bool
 }
 
@@ -374,7 +379,7 @@ func (s *stream) Next() (llm.Delta, error) {
 		for i, tc := range s.a.toolCalls {
 			calls[i] = llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Input}
 		}
-		return llm.Delta{ToolCalls: calls}, nil
+		return s.first(llm.Delta{ToolCalls: calls}), nil
 	}
 	if s.a.panicAfter >= 0 && s.i >= s.a.panicAfter {
 		panic("mock panic after " + strconv.Itoa(s.i) + " words")
@@ -385,11 +390,20 @@ func (s *stream) Next() (llm.Delta, error) {
 	if s.i < len(s.a.words) {
 		w := s.a.words[s.i]
 		s.i++
-		return llm.Delta{Text: w}, nil
+		return s.first(llm.Delta{Text: w}), nil
 	}
 	s.done = true
 	u := s.a.usage()
 	return llm.Delta{Stop: s.a.stop(), StopSequence: s.a.stopSeq, Usage: &u}, nil
+}
+
+// first adds the prompt's count to the stream's first content.
+func (s *stream) first(d llm.Delta) llm.Delta {
+	if !s.began {
+		s.began = true
+		d.Usage = &llm.Usage{InputTokens: llm.Int(s.a.prompt)}
+	}
+	return d
 }
 
 func (s *stream) wait() error {
