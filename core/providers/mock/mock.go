@@ -17,9 +17,11 @@
 // Every behaviour honours the output settings of the extended profile as a backend would:
 // max_tokens caps its words (finish length), stop cuts its text at the first stop sequence
 // (finish stop), a JSON response_format makes an answer that would be text the JSON of a
-// value its schema accepts (built by schemafill, the text in its strings; json_object is
-// {"text": ...}), and seed, the penalties and participant names are accepted: its answers are
-// deterministic already.
+// value its schema accepts (built by schemafill, the text in its strings), and seed, the
+// penalties and participant names are accepted: its answers are deterministic already. Under
+// json_object, echo answers a last user message that is itself a JSON object with that object
+// as it was sent (so a client's integration test controls the JSON it gets back) and wraps any
+// other text as {"text": ...}.
 //
 // Usage counts words: the prompt's (system and messages) as input, the answer's as output. A
 // stream reports the input with its first content, as Anthropic and Gemini report the prompt
@@ -175,7 +177,11 @@ func (p *Provider) plan(req *llm.Request, model string) answer {
 	}
 	if req.ResponseFormat.JSON() && len(a.toolCalls) == 0 && a.words != nil {
 		// One word: the JSON's strings keep their spacing.
-		a.words = []string{formatted(req.ResponseFormat, strings.Join(a.words, " "))}
+		if name == "echo" && req.ResponseFormat.Type == llm.FormatJSONObject && isJSONObject(last) {
+			a.words = []string{last}
+		} else {
+			a.words = []string{formatted(req.ResponseFormat, strings.Join(a.words, " "))}
+		}
 	}
 	if req.MaxTokens != nil && len(a.words) > *req.MaxTokens {
 		a.words = a.words[:*req.MaxTokens]
@@ -194,6 +200,12 @@ func formatted(f *llm.ResponseFormat, text string) string {
 		return schemafill.JSON(f.Schema, text)
 	}
 	return schemafill.JSON(nil, text)
+}
+
+// isJSONObject reports whether text is one JSON object, whitespace around it allowed.
+func isJSONObject(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
 }
 
 // cutAtStop ends the text before the first of the stop sequences it holds, as a model's
