@@ -52,7 +52,8 @@ func (g *Gateway) serve(tw *trackingWriter, r *http.Request, d door, rc *request
 	if !ok {
 		return
 	}
-	if !g.admitLimits(tw, r, d, rc, m, estimateTokens(req), m.reservedOutput(req)) {
+	rc.inputEstimate = estimateTokens(req)
+	if !g.admitLimits(tw, r, d, rc, m, rc.inputEstimate, m.reservedOutput(req)) {
 		return
 	}
 	defer g.settle(rc)
