@@ -193,7 +193,6 @@ func (g *Gateway) checkHandshake(r *http.Request) *llm.Error {
 		return &llm.Error{Status: http.StatusUpgradeRequired, Type: llm.TypeInvalidRequest, Code: "websocket_not_supported",
 			Message: "The Responses API's WebSocket mode is not served here: this gateway runs where WebSocket upgrades do not reach it (an AWS Lambda function URL passes none). Use HTTP streaming instead: POST /v1/responses with \"stream\": true."}
 	}
-
 	select {
 	case <-g.sockets.draining:
 		return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "shutting_down", RetryAfter: "1",
