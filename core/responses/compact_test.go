@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -203,5 +204,19 @@ func TestOpenAICompactionItemIsTheNativeRoutes(t *testing.T) {
 	if ref == nil || ref.Param != "input[1]" || !strings.Contains(ref.Message, "compaction item OpenAI sealed") ||
 		!strings.Contains(string(r.LLM.Responses.Input), "gAAAAABsealed") {
 		t.Fatalf("refusal %v, input %s", ref, r.LLM.Responses.Input)
+	}
+}
+
+// TestCompactionPromptIsDocumented: docs/compaction.md quotes the prompt every translated
+// route is sent, and the words a summary is given back with, as the code has them.
+func TestCompactionPromptIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "compaction.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"CompactionPrompt": responses.CompactionPrompt, "SummaryPrefix": strings.TrimSpace(responses.SummaryPrefix)} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/compaction.md does not quote responses.%s verbatim", name)
+		}
 	}
 }
