@@ -18,7 +18,7 @@ const (
 )
 
 // Store names a backing store and its settings. Only the settings of the named kind may be
-// given. An empty Kind leaves the choice to the platform (see README "Stored responses").
+// given. An empty Kind leaves the choice to the platform (see docs/stored-responses.md).
 type Store struct {
 	Kind string `yaml:"store"`
 	// Path is the file store's directory (DefaultResponsesDir when empty).

@@ -342,6 +342,10 @@ type requestCtx struct {
 	ttft     time.Duration // streams: from the request's start to its commit
 	trace    RequestTrace  // nil: not traced
 	lease    *lease        // what the key's counters reserved for the request (limits.go)
+	// inputEstimate is estimateTokens of the decoded request, worked out once for the
+	// limits and kept for the Messages door's message_start (door_messages.go). It is never
+	// logged, charged or traced: those take what the backend reported.
+	inputEstimate int
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {

@@ -433,10 +433,15 @@ models:
 // is charged the input estimate and the output it sent, not its reservation.
 func TestCutStreamIsChargedForWhatItUsed(t *testing.T) {
 	store := newSettling(counters.NewMemory())
+	// The OpenAI wire reports usage only at the end, so a cut stream has none (the mock
+	// reports its prompt with its first word).
+	up := openaifake.New()
+	t.Cleanup(up.Close)
+	up.Enqueue(openaifake.Reply{Text: "Lorem ipsum dolor sit amet", CutAfter: 3})
 	g := newGateway(t, `
 keys: [{name: app, value: `+limitedKey+`, rate: {tokens_per_minute: 100000}}]
-connections: {mock: {kind: mock}}
-models: {m: {routes: [{connection: mock, model: "cut:3"}]}}
+connections: {up: {kind: openai, api_key: sk-up-limits-0123456789, base_url: "`+up.BaseURL()+`"}}
+models: {m: {routes: [{connection: up, model: gpt-cut}]}}
 `, limited(store))
 	body := `{"model":"m","stream":true,"max_completion_tokens":500,"messages":[{"role":"user","content":"hello there"}]}`
 	r := g.Chat(t, body, "Authorization", "Bearer "+limitedKey)

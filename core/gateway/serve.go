@@ -44,7 +44,8 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		if !g.admitLimits(tw, r, d, rc, m, estimateTokens(req), m.reservedOutput(req)) {
+		rc.inputEstimate = estimateTokens(req)
+		if !g.admitLimits(tw, r, d, rc, m, rc.inputEstimate, m.reservedOutput(req)) {
 			return
 		}
 		defer g.settle(rc)

@@ -20,7 +20,7 @@
 // in llm.Request.Responses, verbatim for the native route (the openai kind) and as a refusal
 // naming the field for every other one.
 //
-// What each translated route does with a field (the README's table says the same):
+// What each translated route does with a field (docs/responses.md's tables say the same):
 //
 //	instructions, system/developer messages  the up-front instructions, developer ones as system
 //	                                         (later ones are hoisted)
