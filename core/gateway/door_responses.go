@@ -51,6 +51,9 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 			return nil, e
 		}
 	}
+	if e := rq.Unseal(d.g.compaction, owner(rc)); e != nil {
+		return nil, e
+	}
 	if e := rq.Continue(history); e != nil {
 		return nil, e
 	}
