@@ -74,7 +74,7 @@ models:
   failover: {routes: [{connection: mock, model: "error:503"}, {connection: mock, model: echo}]}
   priced-unbounded:
     price: {input_per_mtok: 1, output_per_mtok: 2}
-    routes: [{connection: mock, model: echo}]
+    routes: [{connection: vllm, model: served-model}]
   priced:
     price: {input_per_mtok: 1, output_per_mtok: 2}
     max_output_tokens: 300
@@ -370,7 +370,8 @@ func TestCompactionItemRefusals(t *testing.T) {
 
 // TestCompactRefusals: the compact body is read as strictly as the Responses door's, a
 // translated route without compaction keys refuses to compact (an openai route of the same
-// model still serves), and a priced model needs a ceiling to bound the summary.
+// model still serves), and a summary is bounded on every model, a priced one without a
+// ceiling of its own included.
 func TestCompactRefusals(t *testing.T) {
 	f := newCompactFakes(t)
 	g := f.gateway(t, rotatedKeys)
@@ -391,7 +392,6 @@ func TestCompactRefusals(t *testing.T) {
 		{"an unknown model", g, `{"model":"nope","input":"x"}`, 404, "model", "model_not_found", ""},
 		{"no keys", none, `{"model":"mock-echo","input":"x"}`, 400, "", "compaction_unavailable", "responses.compaction_keys"},
 		{"no keys, every route", none, `{"model":"claude","input":"x"}`, 400, "", "compaction_unavailable", ""},
-		{"a priced model without a ceiling", g, `{"model":"priced-unbounded","input":"x"}`, 400, "max_output_tokens", "", "max_output_tokens ceiling on the model"},
 		{"a previous response the store lacks", g, `{"model":"mock-echo","previous_response_id":"resp_nope"}`, 400, "previous_response_id", "previous_response_not_found", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -406,6 +406,20 @@ func TestCompactRefusals(t *testing.T) {
 		r := post(t, none, "/v1/responses/compact", compactAppKey, `{"model":"mock-then-openai","input":"x"}`)
 		if r.Status != http.StatusOK || r.Header.Get(gateway.HeaderRoute) != "oai/gpt-up" {
 			t.Fatalf("%d %q %s", r.Status, r.Header.Get(gateway.HeaderRoute), r.Body)
+		}
+	})
+	t.Run("a priced model without a ceiling compacts within the summary's bound", func(t *testing.T) {
+		before := len(f.vllm.Requests())
+		c := readCompacted(t, post(t, g, "/v1/responses/compact", compactAppKey, `{"model":"priced-unbounded","input":`+conversationToCompact+`}`))
+		if len(c.Output) == 0 {
+			t.Fatalf("no output: %+v", c)
+		}
+		reqs := f.vllm.Requests()[before:]
+		if len(reqs) != 1 {
+			t.Fatalf("%d upstream requests", len(reqs))
+		}
+		if got := reqs[0].Body["max_tokens"]; got != float64(fresponses.CompactionMaxTokens) {
+			t.Fatalf("the summary was asked with max_tokens %v, want %d: %s", got, fresponses.CompactionMaxTokens, reqs[0].Raw)
 		}
 	})
 	t.Run("a priced model compacts within its ceiling", func(t *testing.T) {

@@ -26,9 +26,16 @@ type compactDoor struct {
 
 func (*compactDoor) endpoint() string { return "compact" }
 
-// ceilingAsMaximum: the compact request has no output maximum of its own; the model's
-// ceiling bounds the summary.
-func (*compactDoor) ceilingAsMaximum() {}
+// defaultMaximum: the compact request has no output maximum of its own. A summary is short by
+// design, so it is bounded on every model, priced or not, by responses.CompactionMaxTokens or
+// the model's ceiling where that is lower: a priced model compacts without a ceiling of its own.
+func (*compactDoor) defaultMaximum(ceiling int, _ bool) (int, bool) {
+	n := responses.CompactionMaxTokens
+	if ceiling > 0 && ceiling < n {
+		n = ceiling
+	}
+	return n, true
+}
 
 func (d *compactDoor) decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	rq, e := responses.DecodeCompact(body, responses.Limits{MaxItems: in.maxMessages, MaxTools: in.maxTools})

@@ -23,6 +23,11 @@ import (
 // an item the gateway sealed is opened (Unseal) into the user message SummaryPrefix + summary,
 // for every route; an item OpenAI sealed goes only to OpenAI.
 
+// CompactionMaxTokens bounds the summary a route's model is asked for (lower where the
+// model's max_output_tokens is): enough for the summary the prompt asks for, of a conversation
+// that filled a large context window, and a bound on what a compaction can cost.
+const CompactionMaxTokens = 8192
+
 // CompactionPrompt is the system prompt of the request that asks a route's model for the
 // summary of a conversation; the conversation follows as the user's message, a transcript
 // between <conversation> and </conversation> (see Compaction).
