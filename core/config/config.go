@@ -4,7 +4,8 @@
 // `make run`. A config that cannot work is refused when it is loaded, and every refusal names
 // its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
 // (locate.go). A model is a chat model or, with kind: embedding, an embedding model with
-// its dimensions and task (embedding.go).
+// its dimensions and task (embedding.go). The keys that seal the Responses door's compaction items
+// are responses.compaction_keys (compaction.go).
 package config
 
 import (
@@ -30,7 +31,8 @@ type Config struct {
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
 	Telemetry   Telemetry              `yaml:"telemetry"`
-	// Responses is the store of the Responses door's stored responses (store.go).
+	// Responses is the store of the Responses door's stored responses (store.go) and the
+	// keys of its compaction items (compaction.go).
 	Responses Responses `yaml:"responses"`
 
 	// RequestProfile is how strictly the OpenAI doors read requests: ProfileStrict (the

@@ -113,6 +113,7 @@ func (c *Config) validate() error {
 		Idle: Duration(DefaultIdle), Total: Duration(DefaultTotal),
 	})
 	c.Responses.validate(bad)
+	c.validateCompactionKeys(bad)
 	switch c.Logging.Format {
 	case "", "cloudwatch", "cloudlogging", "text":
 	default:

@@ -43,8 +43,12 @@ type responsesDoor struct {
 
 func (*responsesDoor) endpoint() string { return "responses" }
 
-// ceilingAsMaximum: Codex, the door's main client, sends no max_output_tokens.
-func (*responsesDoor) ceilingAsMaximum() {}
+// defaultMaximum: Codex, the door's main client, sends no max_output_tokens. On a priced model
+// with a ceiling, the ceiling becomes the request's maximum instead of a refusal, which bounds
+// the bill as the priced-model rule means to.
+func (*responsesDoor) defaultMaximum(ceiling int, priced bool) (int, bool) {
+	return ceiling, priced && ceiling > 0
+}
 
 func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	rq, e := responses.Decode(body, responses.Limits{MaxItems: in.maxMessages, MaxTools: in.maxTools})
@@ -57,6 +61,9 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 		if history, e = d.history(id, rc); e != nil {
 			return nil, e
 		}
+	}
+	if e := rq.Unseal(d.g.compaction, owner(rc)); e != nil {
+		return nil, e
 	}
 	rq.WarmUp = d.warmUp
 	if e := rq.Continue(history); e != nil {

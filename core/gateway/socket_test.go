@@ -286,7 +286,7 @@ func TestWebSocketOversizedMessageClosesOnlyItsConnection(t *testing.T) {
 // budget does not hold.
 func TestWebSocketBudgetRefusalKeepsTheConnection(t *testing.T) {
 	store := newSettling(counters.NewMemory())
-	cfg := pricedLimits + "  free: {routes: [{connection: mock, model: echo}]}\n"
+	cfg := strings.Replace(pricedLimits, "models:\n", "models:\n  free: {routes: [{connection: mock, model: echo}]}\n", 1)
 	g := newGateway(t, cfg, withSockets, limited(store))
 	s := gatewaytest.DialResponses(t, g.URL, limitedKey)
 	priced := `{"type":"response.create","model":"m","max_output_tokens":20,"input":"one two three"}`

@@ -10,6 +10,8 @@
 //	encode.go     llm.Answer -> the response object; usage
 //	stream.go     llm.Delta -> response.created ... response.completed events
 //	raw.go        a native upstream's own objects and events, with the gateway's names patched in
+//	compact.go    POST /v1/responses/compact: its body, the summary request, the compacted
+//	              object; compaction items given back as input
 //
 // "Strict" here means the Responses wire as OpenAI serves it: a field OpenAI accepts is
 // accepted, and either honoured by the route or refused by it with the reason; a field OpenAI
@@ -44,6 +46,10 @@
 //	client_metadata                          the client's own telemetry; sent to the native route only
 //	image detail, message phase              hints, accepted everywhere
 //	background: true                         refused on every route: nothing keeps a response running
+//	compaction items                         the gateway's own (POST /v1/responses/compact on a
+//	                                         translated route): opened into a user message with
+//	                                         the summary, for every route; OpenAI's: the native
+//	                                         route only
 //	everything else OpenAI defines           the native route only
 package responses
 
@@ -107,7 +113,12 @@ type Request struct {
 	echo map[string][]byte
 	// own are the request's items decoded, with their paths.
 	own []item
-	lim Limits
+	// conv is the whole conversation, a continued response's items first, once Continue
+	// built it.
+	conv []item
+	// sealed counts the gateway-sealed compaction items among own (Unseal opens them).
+	sealed int
+	lim    Limits
 }
 
 // Echo returns the raw value the client sent for a field the response object repeats, or

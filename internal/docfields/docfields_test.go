@@ -86,6 +86,11 @@ var facets = []facet{
 	{page: "docs/embeddings.md", section: "Request fields", columns: embeddingRoutes, from: []Source{
 		{File: "core/openai/embeddings.go", Var: "embeddingFields"},
 	}},
+	// POST /v1/responses/compact: passed through on openai routes, compacted by the gateway on
+	// every other.
+	{page: "docs/compaction.md", section: "The request", columns: []string{"`openai` routes", "every other route"}, from: []Source{
+		{File: "core/responses/compact.go", Var: "compactFields"},
+	}},
 }
 
 // TestEveryAcceptedFieldHasItsRow fails naming each field a door's decoder accepts that has no
