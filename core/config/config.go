@@ -218,6 +218,16 @@ type Limits struct {
 	// BodyReadTimeout bounds the time to receive a request body (408 beyond it); 0 means the
 	// default.
 	BodyReadTimeout Duration `yaml:"body_read_timeout"`
+	// WebSocketMaxMessageBytes bounds one message a client sends in the Responses API's
+	// WebSocket mode (its response.create), and the conversation a connection keeps for
+	// continuation; 0 means max_body_bytes, which bounds the same body sent over HTTP.
+	WebSocketMaxMessageBytes int64 `yaml:"websocket_max_message_bytes"`
+	// WebSocketIdleTimeout closes a WebSocket connection on which no response runs and no
+	// message arrives for this long; 0 means the default.
+	WebSocketIdleTimeout Duration `yaml:"websocket_idle_timeout"`
+	// WebSocketMaxDuration is how long one WebSocket connection may take response.create
+	// messages; 0 means the default.
+	WebSocketMaxDuration Duration `yaml:"websocket_max_duration"`
 }
 
 // Timeouts for upstream calls; zero fields take defaults (see Defaults).
@@ -245,6 +255,16 @@ const (
 	DefaultFirstByte       = 60 * time.Second
 	DefaultIdle            = 60 * time.Second
 	DefaultTotal           = 10 * time.Minute
+)
+
+// WebSocket mode's default limits.
+const (
+	// DefaultWebSocketIdleTimeout keeps a connection open while a person reads an answer and
+	// writes the next prompt, and frees an abandoned one.
+	DefaultWebSocketIdleTimeout = 10 * time.Minute
+	// DefaultWebSocketMaxDuration is OpenAI's own limit on one connection (its
+	// websocket_connection_limit_reached), after which clients already reconnect.
+	DefaultWebSocketMaxDuration = 60 * time.Minute
 )
 
 // Merge returns t with zero fields taken from base.

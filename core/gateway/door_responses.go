@@ -32,6 +32,13 @@ type responsesDoor struct {
 	ctx context.Context
 	req *responses.Request
 	obj responses.Object
+	// socket is the WebSocket connection a response.create came on (socket.go); nil over
+	// HTTP.
+	socket *socket
+	// warmUp: the response.create has generate: false (socket.go).
+	warmUp bool
+	// final is the response object the stream ended with, once it ended properly.
+	final []byte
 }
 
 func (*responsesDoor) endpoint() string { return "responses" }
@@ -58,6 +65,7 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 	if e := rq.Unseal(d.g.compaction, owner(rc)); e != nil {
 		return nil, e
 	}
+	rq.WarmUp = d.warmUp
 	if e := rq.Continue(history); e != nil {
 		return nil, e
 	}
@@ -70,18 +78,11 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 	return req, nil
 }
 
-// history is what the stored response id continues from: its input items, then its output.
+// history is what the response id continues from: its input items, then its output.
 func (d *responsesDoor) history(id string, rc *requestCtx) ([]json.RawMessage, *llm.Error) {
-	if d.g.responses == nil {
-		return nil, llm.Unsupported("previous_response_id", "this gateway stores no responses (no responses store is configured), so previous_response_id cannot continue one: send the whole conversation in input")
-	}
-	st, err := d.g.responses.Get(d.ctx, id, owner(rc))
-	if errors.Is(err, responsestore.ErrNotFound) {
-		return nil, &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Param: "previous_response_id",
-			Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
-	}
-	if err != nil {
-		return nil, storeUnavailable(d.g, rc, "read", err)
+	st, e := d.previous(id, rc)
+	if e != nil {
+		return nil, e
 	}
 	var items []json.RawMessage
 	add := func(arr []byte) {
@@ -104,6 +105,39 @@ func (d *responsesDoor) history(id string, rc *requestCtx) ([]json.RawMessage, *
 	return items, nil
 }
 
+// previous finds the response id names: on a WebSocket the connection's last response, else
+// the stored one.
+func (d *responsesDoor) previous(id string, rc *requestCtx) (*responsestore.Stored, *llm.Error) {
+	if d.socket != nil {
+		if st := d.socket.lastResponse(id); st != nil {
+			return st, nil
+		}
+	}
+	if d.g.responses == nil {
+		if d.socket != nil {
+			return nil, d.previousNotFound(id)
+		}
+		return nil, llm.Unsupported("previous_response_id", "this gateway stores no responses (no responses store is configured), so previous_response_id cannot continue one: send the whole conversation in input")
+	}
+	st, err := d.g.responses.Get(d.ctx, id, owner(rc))
+	if errors.Is(err, responsestore.ErrNotFound) {
+		return nil, d.previousNotFound(id)
+	}
+	if err != nil {
+		return nil, storeUnavailable(d.g, rc, "read", err)
+	}
+	return st, nil
+}
+
+func (d *responsesDoor) previousNotFound(id string) *llm.Error {
+	e := &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Param: "previous_response_id",
+		Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
+	if d.socket != nil {
+		e.Message += " On a WebSocket, a response that was not stored can be continued only on the connection that created it, while it is the connection's last response."
+	}
+	return e
+}
+
 func storeUnavailable(g *Gateway, rc *requestCtx, op string, err error) *llm.Error {
 	g.log.Error("response_store", slog.String("request_id", rc.id), slog.String("op", op), slog.String("error", err.Error()))
 	return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "response_store_unavailable",
@@ -118,7 +152,11 @@ func owner(rc *requestCtx) string {
 	return rc.key.Name
 }
 
-func (*responsesDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+func (d *responsesDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+	if d.socket != nil {
+		writeSocketError(w, e)
+		return
+	}
 	openai.WriteError(w, e)
 }
 
@@ -181,6 +219,7 @@ func (e *responsesEncoder) delta(b []byte, d *llm.Delta) []byte { return e.enc.D
 
 func (e *responsesEncoder) end(b []byte, u *llm.Usage) []byte {
 	b = e.enc.End(b, u.WithTotal(), e.rc.created())
+	e.door.final = e.enc.Final()
 	if e.door.obj.Store && e.enc.Final() != nil {
 		e.door.keep(e.rc, e.enc.Final())
 	}

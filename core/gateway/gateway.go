@@ -8,6 +8,7 @@
 //	door_messages.go  Anthropic Messages (and count_tokens in count.go)
 //	door_responses.go OpenAI Responses, and the stored responses (GET, DELETE /v1/responses/{id})
 //	door_compact.go   POST /v1/responses/compact: passed through to OpenAI, else a sealed summary
+//	socket.go         the Responses API's WebSocket mode: response.create messages on GET /v1/responses
 //	door_embeddings.go  OpenAI Embeddings: its own small flow over plan, attempt and record
 //	serve.go          one request: slot, key, body, decode, model, plan, then an answer
 //	plan.go           which routes, in which order
@@ -84,6 +85,11 @@ type Options struct {
 	Counters counters.Store
 	// Metrics receives the EMF line of each failed counter call; nil writes to stdout.
 	Metrics io.Writer
+	// WebSockets serves the Responses API's WebSocket mode on GET /v1/responses (socket.go).
+	// The platform must pass the upgrade and let the handler take over the connection: the
+	// local server and Cloud Functions gen2 set it. Off (Lambda function URLs pass no
+	// upgrade), a handshake gets a 426 that names HTTP streaming instead.
+	WebSockets bool
 }
 
 // Gateway serves the API. Safe for concurrent use.
@@ -112,6 +118,7 @@ type Gateway struct {
 	responses   responsestore.Store // nil: none
 	responseTTL time.Duration
 	compaction  *compaction.Keyring // nil: no responses.compaction_keys
+	sockets     *sockets
 }
 
 type model struct {
@@ -179,6 +186,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.bodyTime = config.DefaultBodyReadTimeout
 	}
 	g.started = g.now().Unix()
+	g.sockets = newSockets(&cfg.Limits, opt.WebSockets, g.maxBody)
 	var err error
 	if g.compaction, err = cfg.CompactionKeyring(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -259,6 +267,7 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/embeddings", http.MethodPost, g.serveEmbeddings},
 		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
 		{"/v1/responses/compact", http.MethodPost, g.door(func() door { return &compactDoor{g: g} })},
+		{"/v1/responses", http.MethodGet, g.serveResponsesSocket}, // WebSocket mode
 		{"/v1/responses/{id}", http.MethodGet, g.serveStoredResponse},
 		{"/v1/responses/{id}", http.MethodDelete, g.serveDeleteResponse},
 	}
@@ -346,6 +355,8 @@ type requestCtx struct {
 	// limits and kept for the Messages door's message_start (door_messages.go). It is never
 	// logged, charged or traced: those take what the backend reported.
 	inputEstimate int
+	// socket is the WebSocket connection a response.create came on (socket.go), "" over HTTP.
+	socket string
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {

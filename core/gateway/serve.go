@@ -40,26 +40,33 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 			return
 		}
 		defer release()
-		req, m, ok := g.prepare(tw, r, d, rc, body)
-		if !ok {
-			return
-		}
-		rc.inputEstimate = estimateTokens(req)
-		if !g.admitLimits(tw, r, d, rc, m, rc.inputEstimate, m.reservedOutput(req)) {
-			return
-		}
-		defer g.settle(rc)
-		routes, oe := g.plan(m, req, rc)
-		if oe != nil {
-			g.refuse(tw, d, rc, oe)
-			return
-		}
-		if req.Stream {
-			g.stream(tw, r, d, rc, m, req, routes)
-			return
-		}
-		g.answer(tw, r, d, rc, m, req, routes)
+		g.serve(tw, r, d, rc, body)
 	}
+}
+
+// serve answers a request whose body is in and whose slot is taken: decode, model, limits,
+// plan, then the answer or the stream. The Responses API's WebSocket mode serves each of its
+// response.create messages here too (socket.go), so both transports run one pipeline.
+func (g *Gateway) serve(tw *trackingWriter, r *http.Request, d door, rc *requestCtx, body []byte) {
+	req, m, ok := g.prepare(tw, r, d, rc, body)
+	if !ok {
+		return
+	}
+	rc.inputEstimate = estimateTokens(req)
+	if !g.admitLimits(tw, r, d, rc, m, rc.inputEstimate, m.reservedOutput(req)) {
+		return
+	}
+	defer g.settle(rc)
+	routes, oe := g.plan(m, req, rc)
+	if oe != nil {
+		g.refuse(tw, d, rc, oe)
+		return
+	}
+	if req.Stream {
+		g.stream(tw, r, d, rc, m, req, routes)
+		return
+	}
+	g.answer(tw, r, d, rc, m, req, routes)
 }
 
 // admit starts a request: its id and its key. When ok is false the client has been

@@ -488,7 +488,7 @@ func (r *Request) Continue(history []json.RawMessage) *llm.Error {
 		return e
 	}
 	r.conv = items
-	if !hasTurn(msgs) && len(r.LLM.Responses.Only) == 0 {
+	if !hasTurn(msgs) && len(r.LLM.Responses.Only) == 0 && !r.WarmUp {
 		return bad("input", "invalid_value", "Invalid 'input': it must hold at least one user or assistant message or item besides instructions.")
 	}
 	r.LLM.Messages = msgs

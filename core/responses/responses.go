@@ -104,6 +104,10 @@ type Request struct {
 	IncludeEncrypted bool
 	// Summary is reasoning.summary (auto, concise, detailed), "" when not asked.
 	Summary string
+	// WarmUp, set before Continue, reads a request that asks for no answer (the WebSocket
+	// mode's generate: false): its conversation may hold instructions alone, as Codex's
+	// prewarm does, for the next turn to add to.
+	WarmUp bool
 
 	// echo holds the raw values of the fields the response object repeats.
 	echo map[string][]byte
