@@ -37,6 +37,7 @@ type item struct {
 	role   string // messages
 	parts  []llm.Part
 	callID string // calls and outputs
+	ref    string // an item_reference's id
 }
 
 var (
@@ -53,24 +54,29 @@ func (d *decoder) item(path string, v []byte) (item, error) {
 	if jsonx.KindOf(v) != jsonx.Object {
 		return it, invalidType(path, "an object", v)
 	}
-	typ, hasType, hasRole := "", false, false
+	typ, hasRole, hasID := "", false, false
 	var err error
 	_ = jsonx.Members(v, func(key string, el []byte) error {
 		switch key {
 		case "type":
-			hasType = true
-			typ, err = str(path+".type", el)
+			if !isNull(el) {
+				typ, err = str(path+".type", el)
+			}
 		case "role":
 			hasRole = true
+		case "id":
+			hasID = true
 		}
 		return nil
 	})
 	switch {
 	case err != nil:
 		return it, err
-	case !hasType && hasRole:
+	case typ == "" && hasRole:
 		typ = "message" // the easy input message: {role, content}
-	case !hasType:
+	case typ == "" && hasID:
+		typ = "item_reference" // OpenAI's item reference may leave out its type: {id}
+	case typ == "":
 		return it, missing(path + ".type")
 	}
 	switch typ {
@@ -85,6 +91,13 @@ func (d *decoder) item(path string, v []byte) (item, error) {
 	}
 	it.kind = itemOther
 	if typ == "item_reference" {
+		// One to an item of the gateway's is resolved from the store (references.go);
+		// until then, and when it cannot be, it is OpenAI's to resolve.
+		id, err := reference(path, v)
+		if err != nil {
+			return it, err
+		}
+		it.ref = id
 		d.only(path, path+" is an item_reference, which only OpenAI can resolve")
 	} else {
 		d.only(path, path+" is a "+typ+" item, which only OpenAI's Responses API models")

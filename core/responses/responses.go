@@ -7,8 +7,10 @@
 //	tools.go      tools, tool_choice, text.format, reasoning, include
 //	items.go      input items (and a continued response's) -> llm messages
 //	errors.go     OpenAI's refusals, with the field in OpenAI's notation (input[3].content[0].text)
-//	encode.go     llm.Answer -> the response object; usage
+//	encode.go     llm.Answer -> the response object (every member the Responses API's has); usage
 //	stream.go     llm.Delta -> response.created ... response.completed events
+//	ids.go        response and item ids: an item id names the response holding it
+//	references.go item_reference input items to the gateway's own items, resolved from the store
 //	raw.go        a native upstream's own objects and events, with the gateway's names patched in
 //
 // "Strict" here means the Responses wire as OpenAI serves it: a field OpenAI accepts is
@@ -103,7 +105,9 @@ type Request struct {
 	echo map[string][]byte
 	// own are the request's items decoded, with their paths.
 	own []item
-	lim Limits
+	// refs are the indexes in own of item_reference items to the gateway's items.
+	refs []int
+	lim  Limits
 }
 
 // Echo returns the raw value the client sent for a field the response object repeats, or
