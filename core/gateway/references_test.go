@@ -165,6 +165,19 @@ models:
 	if item, _ := in[1].(map[string]any); item["type"] != "message" || item["role"] != "assistant" || item["id"] != answer.Output[0].ID {
 		t.Errorf("the gateway's item was not sent whole: %v", in[1])
 	}
+
+	// The output of a call OpenAI holds is OpenAI's to pair with it.
+	const theirCall = "fc_67ca09c6bedc8190a7abfec07b1a1332096610f474011cc0"
+	_, err = c.Responses.New(ctx, responses.ResponseNewParams{Model: "native",
+		Input: items(userItem("weather?"), reference(theirCall), functionOutput("call_theirs", "sunny"))})
+	if err != nil {
+		t.Fatalf("an output of OpenAI's referenced call: %v", err)
+	}
+	_, err = c.Responses.New(ctx, responses.ResponseNewParams{Model: "mock-echo",
+		Input: items(userItem("weather?"), reference(theirCall), functionOutput("call_theirs", "sunny"))})
+	if e := apiError(t, err); e.StatusCode != 400 || e.Param != "input[1]" {
+		t.Errorf("the same on a translated route: %v", err)
+	}
 }
 
 // unreadableStore cannot be read.

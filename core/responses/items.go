@@ -522,11 +522,13 @@ func conversation(items []item) ([]llm.Message, *llm.Error) {
 	calls := map[string]string{} // call_id -> the call's path, until answered
 	var order []string           // call ids in order, for the first unanswered
 	answered := map[string]bool{}
+	opaque := false // an item only OpenAI reads came before: it may hold a call
 	for i := range items {
 		it := &items[i]
 		switch it.kind {
 		case itemOther:
 			last = none
+			opaque = true
 			continue
 		case itemReasoning:
 			if len(it.parts) == 0 {
@@ -539,11 +541,14 @@ func conversation(items []item) ([]llm.Message, *llm.Error) {
 			calls[it.callID] = it.path
 			order = append(order, it.callID)
 		case itemOutput:
-			if _, ok := calls[it.callID]; !ok {
+			if _, ok := calls[it.callID]; ok {
+				delete(calls, it.callID)
+				answered[it.callID] = true
+			} else if !opaque {
 				return nil, bad(it.path+".call_id", "invalid_value", "No tool call found for function call output with call_id "+it.callID+".")
 			}
-			delete(calls, it.callID)
-			answered[it.callID] = true
+			// Else the call may be in the earlier item (an item_reference to an OpenAI call):
+			// OpenAI judges it on the native route, and the other routes refuse that item.
 		}
 		switch {
 		case it.kind == itemOutput:
