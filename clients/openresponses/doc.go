@@ -1,7 +1,9 @@
 // Package openresponses runs the Open Responses compliance suite against the local server
 // (functions/local, the real binary) on loopback, in `go test ./clients/openresponses/`: on
 // the mock and on an Anthropic route (the Anthropic fake answering like a model), so the
-// Responses door is checked on more than one backend's translation. docs/open-responses.md
+// Responses door is checked on more than one backend's translation; and the door's stream
+// golden files, whose reasoning, refusal and function-call events the suite's own tests
+// never ask for, against the suite's schemas. docs/open-responses.md
 // says what the suite checks and which of its tests are outside the contract.
 //
 // The suite is not in this repository: a copy lives beside it, in
@@ -20,5 +22,6 @@
 //
 //	suite_test.go    TestOpenResponses: the gateway, the suite runs, one subtest per suite test
 //	install_test.go  the npm install into the cache, Bun's binary, the suite's copy
+//	goldens.ts       core/responses' stream golden files checked with the suite's schemas
 //	package.json, package-lock.json  Bun and zod 3, pinned
 package openresponses

@@ -48,7 +48,8 @@ func suiteSource(t *testing.T, root string) string {
 }
 
 // copySuite copies what the suite runs (bin/compliance-test.ts and src/) into a writable
-// directory of its own, with node_modules linked to the installed packages.
+// directory of its own, with goldens.ts beside the suite's script and node_modules linked
+// to the installed packages.
 func copySuite(t *testing.T, src, modules string) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -65,6 +66,7 @@ func copySuite(t *testing.T, src, modules string) string {
 		}
 	}
 	copyFile(filepath.Join(src, "bin", "compliance-test.ts"), filepath.Join(dst, "bin", "compliance-test.ts"))
+	copyFile("goldens.ts", filepath.Join(dst, "bin", "goldens.ts"))
 	err := filepath.WalkDir(filepath.Join(src, "src"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

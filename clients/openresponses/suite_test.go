@@ -74,6 +74,7 @@ func TestOpenResponses(t *testing.T) {
 	work := copySuite(t, src, modules)
 	base, logs := serveLocal(t, root)
 
+	t.Run("stream-goldens", func(t *testing.T) { checkGoldens(t, bun, work, root) })
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			results := runSuite(t, bun, work, base, b.model)
@@ -110,6 +111,46 @@ func TestOpenResponses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkGoldens validates the Responses stream golden files with the suite's schemas
+// (goldens.ts): the event kinds the suite's own tests never make (reasoning, refusals,
+// function call arguments, response.incomplete) are held to the schema too.
+func checkGoldens(t *testing.T, bun, work, root string) {
+	files, _ := filepath.Glob(filepath.Join(root, "core", "responses", "testdata", "stream", "*.golden.txt"))
+	if len(files) == 0 {
+		t.Fatal("no stream golden files under core/responses/testdata/stream")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bun, append([]string{"--no-install", filepath.Join("bin", "goldens.ts")}, files...)...)
+	cmd.Dir = work
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1", "DO_NOT_TRACK=1"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("goldens.ts: %v\n%s", err, out)
+	}
+	events := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct {
+			File   string   `json:"file"`
+			Event  string   `json:"event"`
+			Issues []string `json:"issues"`
+			Events *int     `json:"events"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("goldens.ts printed %q", line)
+		}
+		if r.Events != nil {
+			events = *r.Events
+			continue
+		}
+		t.Errorf("%s: %s refused by the schema: %s", filepath.Base(r.File), r.Event, strings.Join(r.Issues, "; "))
+	}
+	if events == 0 {
+		t.Errorf("no events validated in %d files", len(files))
+	}
+	t.Logf("%d events of %d golden files validated", events, len(files))
 }
 
 // runSuite runs the suite against base with model and returns its results.
