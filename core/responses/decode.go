@@ -128,7 +128,7 @@ func (d *decoder) member(key string, v []byte) error {
 		d.echo(key, v)
 		return err
 	case "tools":
-		return d.tools(v) // echoed in the response object's shape (toolsEcho)
+		return d.tools(v) // echoed in the response object's shape (appendFunctionEcho)
 	case "tool_choice":
 		d.echo(key, v)
 		return d.toolChoice(v)

@@ -54,7 +54,8 @@ func (d *decoder) item(path string, v []byte) (item, error) {
 	if jsonx.KindOf(v) != jsonx.Object {
 		return it, invalidType(path, "an object", v)
 	}
-	typ, hasRole, hasID := "", false, false
+	typ, hasRole, onlyID := "", false, false
+	keys := 0 // besides type
 	var err error
 	_ = jsonx.Members(v, func(key string, el []byte) error {
 		switch key {
@@ -62,19 +63,22 @@ func (d *decoder) item(path string, v []byte) (item, error) {
 			if !isNull(el) {
 				typ, err = str(path+".type", el)
 			}
+			return nil
 		case "role":
 			hasRole = true
 		case "id":
-			hasID = true
+			onlyID = true
 		}
+		keys++
 		return nil
 	})
+	onlyID = onlyID && keys == 1
 	switch {
 	case err != nil:
 		return it, err
 	case typ == "" && hasRole:
 		typ = "message" // the easy input message: {role, content}
-	case typ == "" && hasID:
+	case typ == "" && onlyID:
 		typ = "item_reference" // OpenAI's item reference may leave out its type: {id}
 	case typ == "":
 		return it, missing(path + ".type")

@@ -45,6 +45,8 @@
 //	metadata, user, safety_identifier        log labels, repeated in the response object
 //	client_metadata                          the client's own telemetry; sent to the native route only
 //	image detail, message phase              hints, accepted everywhere
+//	item_reference to an item the gateway    the item itself, read from the response store by the
+//	made                                     door (references.go); OpenAI's own: the native route
 //	background: true                         refused on every route: nothing keeps a response running
 //	everything else OpenAI defines           the native route only
 package responses
