@@ -39,6 +39,12 @@ const claudeKey = "sk-gw-claude-code-0123456789"
 // seen, when not nil, gets each request's method and URL.
 func serve(t *testing.T, yaml string, seen ...func(method, url string)) (string, *gatewaytest.LogBuffer) {
 	t.Helper()
+	return serveWith(t, yaml, nil, seen...)
+}
+
+// serveWith is serve with the gateway's options set by with, when not nil.
+func serveWith(t *testing.T, yaml string, with func(*gateway.Options), seen ...func(method, url string)) (string, *gatewaytest.LogBuffer) {
+	t.Helper()
 	logs := &gatewaytest.LogBuffer{}
 	cfg := gatewaytest.Config(t, yaml, config.Options{Getenv: func(string) string { return "" }})
 	reg := providers.Registry{}
@@ -52,7 +58,11 @@ func serve(t *testing.T, yaml string, seen ...func(method, url string)) (string,
 			})
 		})
 	}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()}, wraps...)
+	opt := gateway.Options{Registry: reg, Logger: logs.Logger()}
+	if with != nil {
+		with(&opt)
+	}
+	srv := gatewaytest.Serve(t, cfg, opt, wraps...)
 	return srv.URL, logs
 }
 

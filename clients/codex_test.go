@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/clients/internal/agents"
+	"github.com/fngate/fngate/core/gateway"
 )
 
 // The gateway models Codex is pointed at through a custom provider (wire_api = "responses"):
@@ -82,5 +83,56 @@ func TestCodexDefaultToolsAreRefusedWithTheReason(t *testing.T) {
 		if r["status"] != float64(400) {
 			t.Errorf("request %v, want the 400", r)
 		}
+	}
+}
+
+// TestCodexOverWebSocket: with supports_websockets on its provider, Codex 0.171 speaks the
+// Responses API's WebSocket mode to the gateway: a prewarm (generate: false), then the turn,
+// whose tool call it runs and answers on the same connection by previous_response_id, store:
+// false (the mock's answer quotes the tool output). Every request the gateway logged came
+// over the WebSocket and was served.
+func TestCodexOverWebSocket(t *testing.T) {
+	url, logs := serveWith(t, codexConfig, func(o *gateway.Options) { o.WebSockets = true })
+	run := agents.Codex(t, agents.CodexOptions{BaseURL: url, APIKey: codexKey, Model: "gpt-mock-tools", Prompt: "echo CODEX-TOOL-CHECK",
+		WebSockets: true})
+	if run.ExitCode != 0 || run.Failure() != "" || !strings.HasPrefix(run.Text(), "The tool returned:") {
+		t.Fatalf("exit %d, failure %q, answer %q\nstdout:\n%s\nstderr:\n%s\ngateway log:\n%s", run.ExitCode, run.Failure(), run.Text(),
+			run.Stdout, run.Stderr, logs.String())
+	}
+	reqs := requests(t, logs)
+	responsesOnly(t, reqs, 3)
+	for _, r := range reqs {
+		if r["transport"] != gateway.TransportWebSocket {
+			t.Errorf("a request that did not come over the WebSocket: %v", r)
+		}
+	}
+	if n := len(logs.Lines(t, gateway.MsgAttempt)); n != len(reqs)-1 {
+		t.Errorf("%d attempts for %d requests; want one for each but the prewarm", n, len(reqs))
+	}
+}
+
+// TestCodexFallsBackToHTTPWithoutWebSocketMode: where the gateway does not serve WebSocket
+// mode (Lambda), Codex with supports_websockets gets the handshake's 426 and goes on over
+// HTTP streaming.
+func TestCodexFallsBackToHTTPWithoutWebSocketMode(t *testing.T) {
+	url, logs := serve(t, codexConfig)
+	run := agents.Codex(t, agents.CodexOptions{BaseURL: url, APIKey: codexKey, Model: "gpt-mock", Prompt: "Say PONG back", WebSockets: true})
+	if run.ExitCode != 0 || run.Failure() != "" || run.Text() != "Say PONG back" {
+		t.Fatalf("exit %d, failure %q, answer %q\nstdout:\n%s\nstderr:\n%s\ngateway log:\n%s", run.ExitCode, run.Failure(), run.Text(),
+			run.Stdout, run.Stderr, logs.String())
+	}
+	var refused, streamed int
+	for _, r := range requests(t, logs) {
+		switch {
+		case r["status"] == float64(426):
+			refused++
+		case r["status"] == float64(200) && r["stream"] == true && r["transport"] == nil:
+			streamed++
+		default:
+			t.Errorf("request %v", r)
+		}
+	}
+	if refused == 0 || streamed == 0 {
+		t.Errorf("%d refused handshakes, %d HTTP streams", refused, streamed)
 	}
 }

@@ -29,6 +29,8 @@ import (
 const (
 	sdkStrictKey   = "sk-gw-sdk-strict-0123456789"
 	sdkExtendedKey = "sk-gw-sdk-extended-0123456789"
+	// sdkCompactionKey seals the compaction items of node/compact.test.mjs.
+	sdkCompactionKey = "Vh0dqwE5Q9m1Ck2w8Zr4yJb7nX3tL6pS0fG5aD9eH2U="
 )
 
 // sdkBackend is one backend the Node tests drive: the gateway models of plain chat and of
@@ -74,6 +76,7 @@ models:
   mock-tools: {routes: [{connection: mock, model: tools}]}
   openai-chat: {routes: [{connection: oai, model: gpt-fake}]}
   claude-chat: {routes: [{connection: claude, model: claude-sonnet-4-5}]}
+responses: {compaction_keys: [{id: sdk, key: "` + sdkCompactionKey + `"}]}
 `
 	cfg := gatewaytest.Config(t, yaml, config.Options{Getenv: func(string) string { return "" }})
 	reg := providers.Registry{}
@@ -99,7 +102,8 @@ models:
 // models.retrieve), the Vercel AI SDK (generateObject and tools with stepCountIs over .chat();
 // generateText, streamText and a tool round trip over its default Responses provider),
 // LangChain.js (createAgent over two turns, withStructuredOutput), LlamaIndex.TS (its default
-// OpenAI LLM) and @anthropic-ai/sdk on the Messages door, under both profiles on each backend.
+// OpenAI LLM), @anthropic-ai/sdk on the Messages door, under both profiles on each backend, and
+// the openai package's responses.compact with its output sent back (compact.test.mjs).
 func TestNodeSDKs(t *testing.T) {
 	node := requireNodeSDKs(t)
 	url, backends := serveSDKGateway(t)

@@ -7,7 +7,7 @@
 # (the embedded default switches Vertex AI on only then) or when its SDK is already in the
 # module cache (then it costs nothing); otherwise the server is built with -tags novertex,
 # which saves about 655 of the 680 MB a first build downloads. VERTEX=1 always builds it in,
-# VERTEX=0 never. Figures measured with an empty module and build cache (README, Quick start).
+# VERTEX=0 never. Figures measured with an empty module and build cache (docs/development.md, "The first run").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}

@@ -1,8 +1,9 @@
 // The official Anthropic SDK for TypeScript (@anthropic-ai/sdk) against the Messages door of
 // the gateway the Go test serves (sdk_test.go), on each backend (the mock; the openai kind
 // translated; Anthropic near pass-through), with the gateway key as x-api-key (apiKey) and as
-// Authorization: Bearer (authToken): messages.create, messages.stream (its events and its
-// final message), messages.countTokens, models.list, and typed errors in Anthropic's shape.
+// Authorization: Bearer (authToken): messages.create, messages.stream (its events, the counts
+// its message_start carries and its final message), messages.countTokens, models.list, and
+// typed errors in Anthropic's shape.
 // The request profile does not apply to this door (it is the Anthropic wire as it is), so
 // the strict key serves. Run by `go test ./clients/` with FNGATE_* set; not meant to run alone.
 import { test } from "node:test";
@@ -54,11 +55,28 @@ for (const auth of auths) {
       const stream = client.messages.stream(params(b.chat));
       const types = [];
       let text = "";
+      let start;
       stream.on("text", (delta) => { text += delta; });
+      // The helper's snapshot is message_start's message, which message_delta updates in
+      // place: copy its usage as it arrives.
+      stream.on("streamEvent", (ev) => { if (ev.type === "message_start") start = structuredClone(ev.message.usage); });
       for await (const ev of stream) types.push(ev.type);
       const final = await stream.finalMessage();
       checkMessage(b, final);
       assert.equal(text, b.said + prompt);
+      // message_start has integer counts on every route: the backend's where it reports the
+      // prompt at the start (Anthropic; the mock, with its first word), else the same
+      // estimate count_tokens answers, which message_delta's exact counts then replace in
+      // the final message (checkMessage: the backend's usage, which differs from it).
+      assert.ok(Number.isInteger(start?.input_tokens) && Number.isInteger(start?.output_tokens), `message_start usage ${JSON.stringify(start)}`);
+      if (b.count === "estimate") {
+        const { model, system: sys, messages } = params(b.chat);
+        const counted = await client.messages.countTokens({ model, system: sys, messages });
+        assert.equal(start.input_tokens, counted.input_tokens, "message_start's input_tokens is not count_tokens' estimate");
+        assert.notEqual(start.input_tokens, final.usage.input_tokens, "the backend's count equals the estimate: the test cannot tell them apart");
+      } else {
+        assert.equal(start.input_tokens, final.usage.input_tokens, "message_start's input_tokens is not the backend's");
+      }
       // The Messages stream in order: message_start, then each content block opened, its
       // deltas and closed, then message_delta and message_stop; pings may come between.
       const seen = types.filter((t) => t !== "ping");

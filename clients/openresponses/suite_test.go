@@ -3,6 +3,8 @@ package openresponses
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -247,6 +249,15 @@ func contains(s []string, v string) bool {
 	return false
 }
 
+// compactionKey is a key to seal compaction summaries with, this run's own.
+func compactionKey(t *testing.T) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
 // serveLocal builds the local server and serves it on loopback with the mock and an
 // Anthropic route (the fake, in this process), a key, and the memory response store. It
 // returns the server's base URL and its log.
@@ -266,7 +277,9 @@ connections:
 models:
   mock-tools: {routes: [{connection: mock, model: tools}]}
   claude-model: {routes: [{connection: claude, model: claude-sonnet-4-5}]}
-responses: {store: memory}
+responses:
+  store: memory
+  compaction_keys: [{id: suite, key: "` + compactionKey(t) + `"}]
 `
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)

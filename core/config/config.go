@@ -4,7 +4,8 @@
 // `make run`. A config that cannot work is refused when it is loaded, and every refusal names
 // its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
 // (locate.go). A model is a chat model or, with kind: embedding, an embedding model with
-// its dimensions and task (embedding.go).
+// its dimensions and task (embedding.go). The keys that seal the Responses door's compaction items
+// are responses.compaction_keys (compaction.go).
 package config
 
 import (
@@ -30,7 +31,8 @@ type Config struct {
 	Timeouts    Timeouts               `yaml:"timeouts"`
 	Logging     Logging                `yaml:"logging"`
 	Telemetry   Telemetry              `yaml:"telemetry"`
-	// Responses is the store of the Responses door's stored responses (store.go).
+	// Responses is the store of the Responses door's stored responses (store.go) and the
+	// keys of its compaction items (compaction.go).
 	Responses Responses `yaml:"responses"`
 
 	// RequestProfile is how strictly the OpenAI doors read requests: ProfileStrict (the
@@ -216,6 +218,16 @@ type Limits struct {
 	// BodyReadTimeout bounds the time to receive a request body (408 beyond it); 0 means the
 	// default.
 	BodyReadTimeout Duration `yaml:"body_read_timeout"`
+	// WebSocketMaxMessageBytes bounds one message a client sends in the Responses API's
+	// WebSocket mode (its response.create), and the conversation a connection keeps for
+	// continuation; 0 means max_body_bytes, which bounds the same body sent over HTTP.
+	WebSocketMaxMessageBytes int64 `yaml:"websocket_max_message_bytes"`
+	// WebSocketIdleTimeout closes a WebSocket connection on which no response runs and no
+	// message arrives for this long; 0 means the default.
+	WebSocketIdleTimeout Duration `yaml:"websocket_idle_timeout"`
+	// WebSocketMaxDuration is how long one WebSocket connection may take response.create
+	// messages; 0 means the default.
+	WebSocketMaxDuration Duration `yaml:"websocket_max_duration"`
 }
 
 // Timeouts for upstream calls; zero fields take defaults (see Defaults).
@@ -243,6 +255,16 @@ const (
 	DefaultFirstByte       = 60 * time.Second
 	DefaultIdle            = 60 * time.Second
 	DefaultTotal           = 10 * time.Minute
+)
+
+// WebSocket mode's default limits.
+const (
+	// DefaultWebSocketIdleTimeout keeps a connection open while a person reads an answer and
+	// writes the next prompt, and frees an abandoned one.
+	DefaultWebSocketIdleTimeout = 10 * time.Minute
+	// DefaultWebSocketMaxDuration is OpenAI's own limit on one connection (its
+	// websocket_connection_limit_reached), after which clients already reconnect.
+	DefaultWebSocketMaxDuration = 60 * time.Minute
 )
 
 // Merge returns t with zero fields taken from base.

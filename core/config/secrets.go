@@ -197,6 +197,11 @@ func resolveSecrets(ctx context.Context, cfg *Config, resolvers map[string]Secre
 			c.Extra[k] = v
 		}
 	}
+	for i := range cfg.Responses.CompactionKeys {
+		if err := resolve(fmt.Sprintf("responses.compaction_keys[%d].key", i), &cfg.Responses.CompactionKeys[i].Key, true); err != nil {
+			return err
+		}
+	}
 	if o := cfg.Telemetry.OTLP; o != nil {
 		for h, v := range o.Headers { // a vendor's API key, as a rule
 			if err := resolve("telemetry.otlp.headers."+h, &v, true); err != nil {

@@ -18,7 +18,7 @@ const (
 )
 
 // Store names a backing store and its settings. Only the settings of the named kind may be
-// given. An empty Kind leaves the choice to the platform (see README "Stored responses").
+// given. An empty Kind leaves the choice to the platform (see docs/stored-responses.md).
 type Store struct {
 	Kind string `yaml:"store"`
 	// Path is the file store's directory (DefaultResponsesDir when empty).
@@ -42,6 +42,9 @@ type Responses struct {
 	Store `yaml:",inline"`
 	// TTL is how long a stored response is kept (DefaultResponsesTTL when 0).
 	TTL Duration `yaml:"ttl"`
+	// CompactionKeys seal the summaries POST /v1/responses/compact writes on routes that
+	// are not OpenAI's (compaction.go); none leaves compaction to OpenAI's routes.
+	CompactionKeys []CompactionKey `yaml:"compaction_keys"`
 }
 
 // Store defaults and bounds.
@@ -109,7 +112,7 @@ func (s *Store) validate(bad *problems, prefix string, extra ...string) {
 }
 
 func (r *Responses) validate(bad *problems) {
-	r.Store.validate(bad, "responses", "ttl")
+	r.Store.validate(bad, "responses", "ttl", "compaction_keys")
 	switch t := r.TTL.D(); {
 	case t == 0:
 		r.TTL = Duration(DefaultResponsesTTL)

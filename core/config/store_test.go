@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestResponsesStoreSettings(t *testing.T) {
 		{"responses: {store: firestore, collection: chats}", Responses{Store: Store{Kind: StoreFirestore, Collection: "chats", Timeout: Duration(DefaultStoreTimeout)}, TTL: Duration(DefaultResponsesTTL)}},
 	} {
 		cfg, err := Parse(context.Background(), []byte(tc.yaml+"\n"+base), Options{})
-		if tc.want == (Responses{}) {
+		if reflect.DeepEqual(tc.want, Responses{}) {
 			if err == nil {
 				t.Errorf("%s: accepted", tc.yaml)
 			}
@@ -35,7 +36,7 @@ func TestResponsesStoreSettings(t *testing.T) {
 			t.Errorf("%s: %v", tc.yaml, err)
 			continue
 		}
-		if cfg.Responses != tc.want {
+		if !reflect.DeepEqual(cfg.Responses, tc.want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", tc.yaml, cfg.Responses, tc.want)
 		}
 	}

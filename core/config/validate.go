@@ -98,12 +98,13 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	if c.Limits.MaxBodyBytes < 0 || c.Limits.MaxMessages < 0 || c.Limits.MaxTools < 0 || c.Limits.MaxInFlight < 0 {
+	if c.Limits.MaxBodyBytes < 0 || c.Limits.MaxMessages < 0 || c.Limits.MaxTools < 0 || c.Limits.MaxInFlight < 0 || c.Limits.WebSocketMaxMessageBytes < 0 {
 		bad.add("limits", ": values must not be negative")
 	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	c.Limits.defaultWebSocket()
 	if c.Limits.MaxInFlight == 0 {
 		c.Limits.MaxInFlight = DefaultMaxInFlight
 	}
@@ -112,6 +113,7 @@ func (c *Config) validate() error {
 		Idle: Duration(DefaultIdle), Total: Duration(DefaultTotal),
 	})
 	c.Responses.validate(bad)
+	c.validateCompactionKeys(bad)
 	switch c.Logging.Format {
 	case "", "cloudwatch", "cloudlogging", "text":
 	default:
@@ -119,6 +121,20 @@ func (c *Config) validate() error {
 	}
 	c.validateTelemetry(bad)
 	return bad.err()
+}
+
+// defaultWebSocket sets the WebSocket mode's defaults. Negative values were refused with the
+// other limits (the durations by their decoding).
+func (l *Limits) defaultWebSocket() {
+	if l.WebSocketMaxMessageBytes == 0 {
+		l.WebSocketMaxMessageBytes = l.MaxBodyBytes
+	}
+	if l.WebSocketIdleTimeout == 0 {
+		l.WebSocketIdleTimeout = Duration(DefaultWebSocketIdleTimeout)
+	}
+	if l.WebSocketMaxDuration == 0 {
+		l.WebSocketMaxDuration = Duration(DefaultWebSocketMaxDuration)
+	}
 }
 
 // validateKeys hashes the client keys and refuses two with one secret: a request carries

@@ -39,8 +39,14 @@ func (*messagesDoor) appendAnswer(b []byte, rc *requestCtx, a *llm.Answer) []byt
 	return messages.AppendMessage(b, "msg_"+randomID(24), rc.model, a)
 }
 
+// encoder: message_start needs an input count before the backend has said anything on a
+// translated route that reports the prompt only at the end (the OpenAI wire, Bedrock's
+// Converse). count_tokens would give the backend's exact count where the backend counts, but
+// that is an upstream round trip before the stream's first byte, so the estimate count_tokens
+// falls back on stands in, worked out once per request. The backend's own count follows in
+// message_delta. The mock and Gemini report the prompt with their first content, which wins.
 func (*messagesDoor) encoder(rc *requestCtx) encoder {
-	return &messagesEncoder{enc: messages.NewStreamEncoder("msg_"+randomID(24), rc.model), requestID: rc.id}
+	return &messagesEncoder{enc: messages.NewStreamEncoder("msg_"+randomID(24), rc.model, rc.inputEstimate), requestID: rc.id}
 }
 
 // messagesEncoder adapts messages.StreamEncoder, remembering the stop, which Anthropic sends

@@ -37,12 +37,23 @@ type responsesDoor struct {
 	ctx context.Context
 	req *responses.Request
 	obj responses.Object
+	// socket is the WebSocket connection a response.create came on (socket.go); nil over
+	// HTTP.
+	socket *socket
+	// warmUp: the response.create has generate: false (socket.go).
+	warmUp bool
+	// final is the response object the stream ended with, once it ended properly.
+	final []byte
 }
 
 func (*responsesDoor) endpoint() string { return "responses" }
 
-// ceilingAsMaximum: Codex, the door's main client, sends no max_output_tokens.
-func (*responsesDoor) ceilingAsMaximum() {}
+// defaultMaximum: Codex, the door's main client, sends no max_output_tokens. On a priced model
+// with a ceiling, the ceiling becomes the request's maximum instead of a refusal, which bounds
+// the bill as the priced-model rule means to.
+func (*responsesDoor) defaultMaximum(ceiling int, priced bool) (int, bool) {
+	return ceiling, priced && ceiling > 0
+}
 
 func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	rq, e := responses.Decode(body, responses.Limits{MaxItems: in.maxMessages, MaxTools: in.maxTools})
@@ -61,6 +72,10 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 			return nil, e
 		}
 	}
+	if e := rq.Unseal(d.g.compaction, owner(rc)); e != nil {
+		return nil, e
+	}
+	rq.WarmUp = d.warmUp
 	if e := rq.Continue(history); e != nil {
 		return nil, e
 	}
@@ -73,18 +88,11 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 	return req, nil
 }
 
-// history is what the stored response id continues from: its input items, then its output.
+// history is what the response id continues from: its input items, then its output.
 func (d *responsesDoor) history(id string, rc *requestCtx) ([]json.RawMessage, *llm.Error) {
-	if d.g.responses == nil {
-		return nil, llm.Unsupported("previous_response_id", "this gateway stores no responses (no responses store is configured), so previous_response_id cannot continue one: send the whole conversation in input")
-	}
-	st, err := d.g.responses.Get(d.ctx, id, owner(rc))
-	if errors.Is(err, responsestore.ErrNotFound) {
-		return nil, &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Param: "previous_response_id",
-			Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
-	}
-	if err != nil {
-		return nil, storeUnavailable(d.g, rc, "read", err)
+	st, e := d.previous(id, rc)
+	if e != nil {
+		return nil, e
 	}
 	var items []json.RawMessage
 	add := func(arr []byte) {
@@ -116,36 +124,42 @@ const (
 )
 
 // resolve replaces the request's item_reference items to items the gateway made with the
-// items themselves, read from the key's stored responses: one read per response, which the
-// item's id names (core/responses/ids.go), so nothing is scanned and storing a response
-// writes nothing more. A reference the store does not hold (no store, expired, deleted,
-// stored with store: false, another key's) stays a reference, which every route but the
-// native one refuses naming input[N].
+// items themselves, read from the key's stored responses (on a WebSocket, the connection's
+// last response too, stored or not): one read per response, which the item's id names
+// (core/responses/ids.go), so nothing is scanned and storing a response writes nothing
+// more. A reference neither holds (no store, expired, deleted, stored with store: false,
+// another key's) stays a reference, which every route but the native one refuses naming
+// input[N].
 func (d *responsesDoor) resolve(rq *responses.Request, refs []responses.Reference, rc *requestCtx) *llm.Error {
-	if d.g.responses == nil {
-		for _, ref := range refs {
-			rq.Unresolved(ref, "an item of an earlier response, but this gateway stores no responses (no responses store is configured): send the item itself (with store: false the Vercel AI SDK does)")
-		}
-		return nil
-	}
-	stored := map[string]*responsestore.Stored{}
+	held := map[string]*responsestore.Stored{}
 	for _, ref := range refs {
-		stored[ref.Response] = nil
+		held[ref.Response] = nil
 	}
-	if len(stored) > maxReferencedResponses {
-		return llm.BadRequest("input", "the input's item_reference items refer to items of "+strconv.Itoa(len(stored))+
+	if len(held) > maxReferencedResponses {
+		return llm.BadRequest("input", "the input's item_reference items refer to items of "+strconv.Itoa(len(held))+
 			" earlier responses; this gateway resolves those of at most "+strconv.Itoa(maxReferencedResponses)+" in one request: send the earlier items themselves")
 	}
-	if err := d.readStored(stored, owner(rc)); err != nil {
-		return storeUnavailable(d.g, rc, "read", err)
+	if d.socket != nil {
+		for id := range held {
+			held[id] = d.socket.lastResponse(id)
+		}
+	}
+	if d.g.responses != nil {
+		if err := d.readStored(held, owner(rc)); err != nil {
+			return storeUnavailable(d.g, rc, "read", err)
+		}
+	}
+	why := "which is not an item of this key's stored responses (expired, deleted, never stored, or stored by another key)"
+	if d.g.responses == nil {
+		why = "an item of an earlier response, but this gateway stores no responses (no responses store is configured): send the item itself (with store: false the Vercel AI SDK does)"
 	}
 	for _, ref := range refs {
 		var item []byte
-		if st := stored[ref.Response]; st != nil {
+		if st := held[ref.Response]; st != nil {
 			item = responses.OutputItem(st.Response, ref.ID)
 		}
 		if item == nil {
-			rq.Unresolved(ref, "which is not an item of this key's stored responses (expired, deleted, never stored, or stored by another key)")
+			rq.Unresolved(ref, why)
 			continue
 		}
 		if e := rq.Resolve(ref, item); e != nil {
@@ -155,18 +169,24 @@ func (d *responsesDoor) resolve(rq *responses.Request, refs []responses.Referenc
 	return nil
 }
 
-// readStored reads the stored responses named by the keys of m into it, a few at a time;
-// one that is not stored stays nil. It returns the first error other than ErrNotFound.
+// readStored reads the stored responses named by the keys of m that it does not hold yet, a
+// few at a time; one that is not stored stays nil. It returns the first error other than
+// ErrNotFound.
 func (d *responsesDoor) readStored(m map[string]*responsestore.Stored, owner string) error {
 	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
+	for id, st := range m {
+		if st == nil {
+			ids = append(ids, id)
+		}
 	}
 	got := make([]*responsestore.Stored, len(ids))
 	errs := make([]error, len(ids))
-	if len(ids) == 1 {
+	switch len(ids) {
+	case 0:
+		return nil
+	case 1:
 		got[0], errs[0] = d.g.responses.Get(d.ctx, ids[0], owner)
-	} else {
+	default:
 		var wg sync.WaitGroup
 		slots := make(chan struct{}, referenceReads)
 		for i, id := range ids {
@@ -198,6 +218,39 @@ func (d *responsesDoor) readStored(m map[string]*responsestore.Stored, owner str
 	return nil
 }
 
+// previous finds the response id names: on a WebSocket the connection's last response, else
+// the stored one.
+func (d *responsesDoor) previous(id string, rc *requestCtx) (*responsestore.Stored, *llm.Error) {
+	if d.socket != nil {
+		if st := d.socket.lastResponse(id); st != nil {
+			return st, nil
+		}
+	}
+	if d.g.responses == nil {
+		if d.socket != nil {
+			return nil, d.previousNotFound(id)
+		}
+		return nil, llm.Unsupported("previous_response_id", "this gateway stores no responses (no responses store is configured), so previous_response_id cannot continue one: send the whole conversation in input")
+	}
+	st, err := d.g.responses.Get(d.ctx, id, owner(rc))
+	if errors.Is(err, responsestore.ErrNotFound) {
+		return nil, d.previousNotFound(id)
+	}
+	if err != nil {
+		return nil, storeUnavailable(d.g, rc, "read", err)
+	}
+	return st, nil
+}
+
+func (d *responsesDoor) previousNotFound(id string) *llm.Error {
+	e := &llm.Error{Status: http.StatusBadRequest, Type: llm.TypeInvalidRequest, Param: "previous_response_id",
+		Code: "previous_response_not_found", Message: "Previous response with id '" + id + "' not found."}
+	if d.socket != nil {
+		e.Message += " On a WebSocket, a response that was not stored can be continued only on the connection that created it, while it is the connection's last response."
+	}
+	return e
+}
+
 func storeUnavailable(g *Gateway, rc *requestCtx, op string, err error) *llm.Error {
 	g.log.Error("response_store", slog.String("request_id", rc.id), slog.String("op", op), slog.String("error", err.Error()))
 	return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "response_store_unavailable",
@@ -212,7 +265,11 @@ func owner(rc *requestCtx) string {
 	return rc.key.Name
 }
 
-func (*responsesDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+func (d *responsesDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+	if d.socket != nil {
+		writeSocketError(w, e)
+		return
+	}
 	openai.WriteError(w, e)
 }
 
@@ -275,6 +332,7 @@ func (e *responsesEncoder) delta(b []byte, d *llm.Delta) []byte { return e.enc.D
 
 func (e *responsesEncoder) end(b []byte, u *llm.Usage) []byte {
 	b = e.enc.End(b, u.WithTotal(), e.rc.created())
+	e.door.final = e.enc.Final()
 	if e.door.obj.Store && e.enc.Final() != nil {
 		e.door.keep(e.rc, e.enc.Final())
 	}

@@ -7,6 +7,8 @@
 //	door_chat.go      OpenAI Chat Completions and legacy Completions
 //	door_messages.go  Anthropic Messages (and count_tokens in count.go)
 //	door_responses.go OpenAI Responses, and the stored responses (GET, DELETE /v1/responses/{id})
+//	door_compact.go   POST /v1/responses/compact: passed through to OpenAI, else a sealed summary
+//	socket.go         the Responses API's WebSocket mode: response.create messages on GET /v1/responses
 //	door_embeddings.go  OpenAI Embeddings: its own small flow over plan, attempt and record
 //	serve.go          one request: slot, key, body, decode, model, plan, then an answer
 //	plan.go           which routes, in which order
@@ -35,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fngate/fngate/core/compaction"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/llm"
@@ -82,6 +85,11 @@ type Options struct {
 	Counters counters.Store
 	// Metrics receives the EMF line of each failed counter call; nil writes to stdout.
 	Metrics io.Writer
+	// WebSockets serves the Responses API's WebSocket mode on GET /v1/responses (socket.go).
+	// The platform must pass the upgrade and let the handler take over the connection: the
+	// local server and Cloud Functions gen2 set it. Off (Lambda function URLs pass no
+	// upgrade), a handshake gets a 426 that names HTTP streaming instead.
+	WebSockets bool
 }
 
 // Gateway serves the API. Safe for concurrent use.
@@ -109,6 +117,8 @@ type Gateway struct {
 
 	responses   responsestore.Store // nil: none
 	responseTTL time.Duration
+	compaction  *compaction.Keyring // nil: no responses.compaction_keys
+	sockets     *sockets
 }
 
 type model struct {
@@ -176,7 +186,11 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.bodyTime = config.DefaultBodyReadTimeout
 	}
 	g.started = g.now().Unix()
+	g.sockets = newSockets(&cfg.Limits, opt.WebSockets, g.maxBody)
 	var err error
+	if g.compaction, err = cfg.CompactionKeyring(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	if g.limiter, err = newLimiter(cfg, opt.Counters, opt.Metrics); err != nil {
 		return nil, err
 	}
@@ -252,6 +266,8 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/messages/count_tokens", http.MethodPost, g.serveCountTokens},
 		{"/v1/embeddings", http.MethodPost, g.serveEmbeddings},
 		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
+		{"/v1/responses/compact", http.MethodPost, g.door(func() door { return &compactDoor{g: g} })},
+		{"/v1/responses", http.MethodGet, g.serveResponsesSocket}, // WebSocket mode
 		{"/v1/responses/{id}", http.MethodGet, g.serveStoredResponse},
 		{"/v1/responses/{id}", http.MethodDelete, g.serveDeleteResponse},
 	}
@@ -306,7 +322,7 @@ func writeBare(w http.ResponseWriter, r *http.Request, e *llm.Error) {
 
 func (g *Gateway) unknownURL(w http.ResponseWriter, r *http.Request) {
 	writeBare(w, r, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeNotFound, Code: "unknown_url",
-		Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, GET and DELETE /v1/responses/{id}, POST /v1/embeddings and GET /v1/models."})
+		Message: "Unknown request URL: " + r.Method + " " + r.URL.Path + ". The gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/messages, POST /v1/messages/count_tokens, POST /v1/responses, POST /v1/responses/compact, GET and DELETE /v1/responses/{id}, POST /v1/embeddings and GET /v1/models."})
 }
 
 func methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
@@ -335,6 +351,12 @@ type requestCtx struct {
 	ttft     time.Duration // streams: from the request's start to its commit
 	trace    RequestTrace  // nil: not traced
 	lease    *lease        // what the key's counters reserved for the request (limits.go)
+	// inputEstimate is estimateTokens of the decoded request, worked out once for the
+	// limits and kept for the Messages door's message_start (door_messages.go). It is never
+	// logged, charged or traced: those take what the backend reported.
+	inputEstimate int
+	// socket is the WebSocket connection a response.create came on (socket.go), "" over HTTP.
+	socket string
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {

@@ -85,6 +85,7 @@ var doorCalls = []doorCall{
 	{"completions", "/v1/completions", `{"model":"m","prompt":"one two three"}`, nil, false},
 	{"messages", "/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"one two three"}]}`, []string{"Anthropic-Version", "2023-06-01"}, true},
 	{"responses", "/v1/responses", `{"model":"m","input":"one two three"}`, nil, false},
+	{"compact", "/v1/responses/compact", `{"model":"m","input":"one two three"}`, nil, false},
 	{"embeddings", "/v1/embeddings", `{"model":"e","input":"one two three"}`, nil, false},
 }
 
@@ -109,7 +110,8 @@ func (c doorCall) errorCode(t *testing.T, r *gatewaytest.Response) string {
 
 // TestRateLimitOnEveryDoor: a key with 2 requests a minute gets them, each answer carrying
 // OpenAI's x-ratelimit-* headers, and then a 429 with Retry-After at the minute's end, in the
-// door's own error shape, on chat, completions, messages, responses and embeddings alike.
+// door's own error shape, on chat, completions, messages, responses, compact and embeddings
+// alike.
 func TestRateLimitOnEveryDoor(t *testing.T) {
 	for _, c := range doorCalls {
 		t.Run(c.door, func(t *testing.T) {
@@ -120,6 +122,7 @@ connections: {mock: {kind: mock}}
 models:
   m: {max_output_tokens: 50, routes: [{connection: mock, model: echo}]}
   e: {kind: embedding, dimensions: 8, routes: [{connection: mock, model: embed}]}
+responses: {compaction_keys: [{id: k1, key: "`+compactKeyNew+`"}]}
 `, limited(counters.NewMemory()))
 			for i, remaining := range []string{"1", "0"} {
 				r := c.do(t, g)
@@ -182,6 +185,7 @@ models:
     dimensions: 8
     price: {input_per_mtok: 1000}
     routes: [{connection: mock, model: embed}]
+responses: {compaction_keys: [{id: k1, key: "` + compactKeyNew + `"}]}
 `
 
 // TestBudgetExceededOnEveryDoor: once a key's day budget is spent the next request is a 429
@@ -429,10 +433,15 @@ models:
 // is charged the input estimate and the output it sent, not its reservation.
 func TestCutStreamIsChargedForWhatItUsed(t *testing.T) {
 	store := newSettling(counters.NewMemory())
+	// The OpenAI wire reports usage only at the end, so a cut stream has none (the mock
+	// reports its prompt with its first word).
+	up := openaifake.New()
+	t.Cleanup(up.Close)
+	up.Enqueue(openaifake.Reply{Text: "Lorem ipsum dolor sit amet", CutAfter: 3})
 	g := newGateway(t, `
 keys: [{name: app, value: `+limitedKey+`, rate: {tokens_per_minute: 100000}}]
-connections: {mock: {kind: mock}}
-models: {m: {routes: [{connection: mock, model: "cut:3"}]}}
+connections: {up: {kind: openai, api_key: sk-up-limits-0123456789, base_url: "`+up.BaseURL()+`"}}
+models: {m: {routes: [{connection: up, model: gpt-cut}]}}
 `, limited(store))
 	body := `{"model":"m","stream":true,"max_completion_tokens":500,"messages":[{"role":"user","content":"hello there"}]}`
 	r := g.Chat(t, body, "Authorization", "Bearer "+limitedKey)

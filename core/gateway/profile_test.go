@@ -85,22 +85,30 @@ func TestProfileIsTheKeys(t *testing.T) {
 	}
 }
 
-// TestExtendedOnTheMock: the mock honours the output settings, whole and streamed.
+// TestExtendedOnTheMock: the mock honours the output settings, whole and streamed. Under
+// json_object a message that is a JSON object comes back as sent; other text is wrapped.
 func TestExtendedOnTheMock(t *testing.T) {
 	g, _, _ := profileGateway(t)
 	schema := `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city","days"],"additionalProperties":false}`
+	const object = `{\"city\": \"Paris\", \"days\": [1, 2]}`
 	for _, tc := range []struct {
 		name, body, content, finish string
+		said                        string // the user's message as JSON string content; "" is one two three four
 	}{
-		{"max_tokens caps words", `"model":"lorem","max_tokens":3`, "Lorem ipsum dolor", "length"},
-		{"stop cuts", `"model":"echo","stop":"three"`, "one two ", "stop"},
-		{"first stop wins", `"model":"echo","stop":["four","two"]`, "one ", "stop"},
-		{"json_schema", `"model":"echo","response_format":{"type":"json_schema","json_schema":{"name":"trip","schema":` + schema + `,"strict":true}}`, `{"city":"one two three four","days":1}`, "stop"},
-		{"json_object", `"model":"echo","response_format":{"type":"json_object"}`, `{"text":"one two three four"}`, "stop"},
-		{"seed and penalties", `"model":"echo","seed":1,"presence_penalty":1,"frequency_penalty":-1,"top_p":0.1`, "one two three four", "stop"},
+		{"max_tokens caps words", `"model":"lorem","max_tokens":3`, "Lorem ipsum dolor", "length", ""},
+		{"stop cuts", `"model":"echo","stop":"three"`, "one two ", "stop", ""},
+		{"first stop wins", `"model":"echo","stop":["four","two"]`, "one ", "stop", ""},
+		{"json_schema", `"model":"echo","response_format":{"type":"json_schema","json_schema":{"name":"trip","schema":` + schema + `,"strict":true}}`, `{"city":"one two three four","days":1}`, "stop", ""},
+		{"json_object wraps text", `"model":"echo","response_format":{"type":"json_object"}`, `{"text":"one two three four"}`, "stop", ""},
+		{"json_object echoes a JSON object", `"model":"echo","response_format":{"type":"json_object"}`, `{"city": "Paris", "days": [1, 2]}`, "stop", object},
+		{"seed and penalties", `"model":"echo","seed":1,"presence_penalty":1,"frequency_penalty":-1,"top_p":0.1`, "one two three four", "stop", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := `{` + tc.body + `,"messages":[{"role":"user","content":"one two three four"}]}`
+			said := tc.said
+			if said == "" {
+				said = "one two three four"
+			}
+			body := `{` + tc.body + `,"messages":[{"role":"user","content":"` + said + `"}]}`
 			r := g.Chat(t, body, bearer(extendedKey)...)
 			var got struct {
 				Choices []struct {

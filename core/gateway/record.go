@@ -59,6 +59,9 @@ type AttemptRecord struct {
 	Stop llm.StopReason
 	// ResponseModel is the model the upstream says answered, "" when it does not say.
 	ResponseModel string
+	// Transport is "websocket" for a response.create of the Responses API's WebSocket mode,
+	// "" for an HTTP request.
+	Transport string
 
 	impossible []llm.ImpossibleCount // usage counts dropped, logged with the attempt
 	trace      AttemptTrace          // nil: not traced
@@ -83,6 +86,7 @@ func (g *Gateway) newAttempt(rc *requestCtx, rt *route, n int) *AttemptRecord {
 		Attempt:       n + 1,
 		Stream:        rc.stream,
 		Labels:        rc.labels,
+		Transport:     rc.transport(),
 	}
 }
 
@@ -174,6 +178,9 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 		// The dated snapshot behind an alias (gpt-4o answered by gpt-4o-2024-08-06).
 		attrs = append(attrs, slog.String("response_model", a.ResponseModel))
 	}
+	if a.Transport != "" {
+		attrs = append(attrs, slog.String("transport", a.Transport))
+	}
 	if a.Status != 0 {
 		attrs = append(attrs, slog.Int("status", a.Status))
 	}
@@ -238,6 +245,9 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 	)
 	if route != "" {
 		attrs = append(attrs, slog.String("route", route))
+	}
+	if rc.socket != "" {
+		attrs = append(attrs, slog.String("transport", TransportWebSocket), slog.String("websocket_id", rc.socket))
 	}
 	if rc.ttft > 0 {
 		attrs = append(attrs, slog.Float64("ttft_ms", ms(rc.ttft)))

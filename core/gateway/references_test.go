@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/responsestore"
 )
@@ -197,5 +198,32 @@ func TestResponsesItemReferencesWithTheStoreDown(t *testing.T) {
 		Input: items(userItem("hi"), reference(ref), userItem("again"))})
 	if e := apiError(t, err); e.StatusCode != http.StatusServiceUnavailable || e.Code != "response_store_unavailable" {
 		t.Errorf("%v", err)
+	}
+}
+
+// On a WebSocket, an item_reference may name an item of the connection's last response, as
+// previous_response_id may, though it was not stored (and the gateway has no store); on
+// another connection the same reference is the 400 naming it.
+func TestWebSocketItemReferenceToTheConnectionsResponse(t *testing.T) {
+	g := newGateway(t, socketConfig, withSockets)
+	s := gatewaytest.DialResponses(t, g.URL, socketKey)
+	first := s.Turn(t, `{"type":"response.create","model":"mock-tools","store":false,"input":"find it","tools":`+lookupTool+`}`)
+	out, _ := first.Final["output"].([]any)
+	if first.Status() != "completed" || len(out) != 1 {
+		t.Fatalf("first: %v", first.Raw)
+	}
+	call := out[0].(map[string]any)
+	next := `{"type":"response.create","model":"mock-tools","store":false,"tools":` + lookupTool + `,"input":[` +
+		`{"role":"user","content":"find it"},{"type":"item_reference","id":"` + call["id"].(string) + `"},` +
+		`{"type":"function_call_output","call_id":"` + call["call_id"].(string) + `","output":"42"}]}`
+	second := s.Turn(t, next)
+	if second.Status() != "completed" || second.Text() != "The tool returned: 42" {
+		t.Fatalf("second: %v", second.Raw)
+	}
+	other := gatewaytest.DialResponses(t, g.URL, socketKey)
+	refused := other.Turn(t, next)
+	e, _ := refused.Error["error"].(map[string]any)
+	if refused.Status() != "error" || e["param"] != "input[1]" {
+		t.Errorf("on another connection: %v", refused.Raw)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
@@ -493,5 +494,29 @@ func checkUsageJSON(t *testing.T, what, got, want string) {
 	_ = json.Unmarshal([]byte(want), &w)
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("%s usage\n%s\nwant\n%s", what, got, want)
+	}
+}
+
+// TestResponsesJSONObjectOnTheMock: under text.format json_object the mock answers an input
+// that is a JSON object with that object as sent, whole and streamed, and wraps other text.
+func TestResponsesJSONObjectOnTheMock(t *testing.T) {
+	g := newGateway(t, responsesConfig)
+	c := responsesClient(g)
+	format := responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}
+	for _, tc := range []struct{ said, want string }{
+		{`{"city": "Paris", "days": [1, 2]}`, `{"city": "Paris", "days": [1, 2]}`},
+		{"Hello, gateway", `{"text":"Hello, gateway"}`},
+	} {
+		params := responses.ResponseNewParams{Model: "mock-echo", Input: text(tc.said), Text: format}
+		resp, err := c.Responses.New(context.Background(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.OutputText() != tc.want {
+			t.Errorf("%q answered %q, want %q", tc.said, resp.OutputText(), tc.want)
+		}
+		if _, final, deltas := streamed(t, c, params); deltas != tc.want || final.OutputText() != tc.want {
+			t.Errorf("%q streamed %q (final %q), want %q", tc.said, deltas, final.OutputText(), tc.want)
+		}
 	}
 }

@@ -40,25 +40,33 @@ func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
 			return
 		}
 		defer release()
-		req, m, ok := g.prepare(tw, r, d, rc, body)
-		if !ok {
-			return
-		}
-		if !g.admitLimits(tw, r, d, rc, m, estimateTokens(req), m.reservedOutput(req)) {
-			return
-		}
-		defer g.settle(rc)
-		routes, oe := g.plan(m, req, rc)
-		if oe != nil {
-			g.refuse(tw, d, rc, oe)
-			return
-		}
-		if req.Stream {
-			g.stream(tw, r, d, rc, m, req, routes)
-			return
-		}
-		g.answer(tw, r, d, rc, m, req, routes)
+		g.serve(tw, r, d, rc, body)
 	}
+}
+
+// serve answers a request whose body is in and whose slot is taken: decode, model, limits,
+// plan, then the answer or the stream. The Responses API's WebSocket mode serves each of its
+// response.create messages here too (socket.go), so both transports run one pipeline.
+func (g *Gateway) serve(tw *trackingWriter, r *http.Request, d door, rc *requestCtx, body []byte) {
+	req, m, ok := g.prepare(tw, r, d, rc, body)
+	if !ok {
+		return
+	}
+	rc.inputEstimate = estimateTokens(req)
+	if !g.admitLimits(tw, r, d, rc, m, rc.inputEstimate, m.reservedOutput(req)) {
+		return
+	}
+	defer g.settle(rc)
+	routes, oe := g.plan(m, req, rc)
+	if oe != nil {
+		g.refuse(tw, d, rc, oe)
+		return
+	}
+	if req.Stream {
+		g.stream(tw, r, d, rc, m, req, routes)
+		return
+	}
+	g.answer(tw, r, d, rc, m, req, routes)
 }
 
 // admit starts a request: its id and its key. When ok is false the client has been
@@ -135,8 +143,7 @@ func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *re
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
-	_, ceiling := d.(ceilingDoor)
-	if oe := m.checkOutputMax(req, ceiling); oe != nil {
+	if oe := m.checkOutputMax(req, d); oe != nil {
 		g.refuse(w, d, rc, oe)
 		return nil, nil, false
 	}
@@ -270,28 +277,32 @@ func modelNotFound(name string) *llm.Error {
 		Message: "The model `" + name + "` does not exist or you do not have access to it. GET /v1/models lists the models you can use."}
 }
 
-// ceilingDoor is a door whose clients send no output maximum of their own (Codex never sends
-// max_output_tokens): on a priced model with a ceiling, the ceiling becomes the request's
-// maximum instead of a refusal, which bounds the bill as the rule means to.
-type ceilingDoor interface{ ceilingAsMaximum() }
+// defaultMaxDoor is a door whose requests carry no output maximum of their own (Codex never
+// sends max_output_tokens; /v1/responses/compact has no such field): defaultMaximum gives the
+// maximum such a request gets, from the model's ceiling (0 when it has none) and whether the
+// model is priced; ok false when it gets none and the model's rules apply as they stand.
+type defaultMaxDoor interface {
+	defaultMaximum(ceiling int, priced bool) (n int, ok bool)
+}
 
 // checkOutputMax applies the model's token rules: a priced model needs an explicit output
 // maximum (so no request can run up an unbounded bill), and none may exceed the ceiling.
-// With ceiling (a ceilingDoor's request) the model's max_output_tokens stands in for a
-// maximum the client did not give.
-func (m *model) checkOutputMax(req *llm.Request, ceiling bool) *llm.Error {
+// A defaultMaxDoor's request that gave none gets the door's default instead.
+func (m *model) checkOutputMax(req *llm.Request, d door) *llm.Error {
 	param, v := req.MaxTokensParam, req.MaxTokens
+	dm, defaults := d.(defaultMaxDoor)
+	if v == nil && defaults {
+		if n, ok := dm.defaultMaximum(m.cfg.MaxOutputTokens, m.cfg.Priced()); ok && n > 0 {
+			req.MaxTokens = &n
+			return nil
+		}
+	}
 	if v == nil {
 		if !m.cfg.Priced() {
 			return nil
 		}
-		if ceiling && m.cfg.MaxOutputTokens > 0 {
-			n := m.cfg.MaxOutputTokens
-			req.MaxTokens = &n
-			return nil
-		}
 		msg := param + " is required for the priced model " + m.cfg.Name
-		if ceiling {
+		if defaults {
 			msg += " (or a max_output_tokens ceiling on the model, which then bounds requests that give none)"
 		}
 		return llm.BadRequest(param, msg)

@@ -67,6 +67,9 @@ type RequestRecord struct {
 	Latency   time.Duration
 	TTFT      time.Duration // streams: until the first content reached the client
 	Overhead  time.Duration // the gateway's own time: latency less the time spent on providers
+	// Transport is "websocket" for a response.create of the Responses API's WebSocket mode,
+	// "" for an HTTP request.
+	Transport string
 }
 
 // startTrace begins the request's trace when the gateway has a tracer.
@@ -137,7 +140,7 @@ func (rc *requestCtx) endTrace(now time.Time, status int, route string, oe *llm.
 	rec := &RequestRecord{
 		RequestID: rc.id, Endpoint: rc.endpoint, Model: rc.model, Stream: rc.stream,
 		Status: status, Route: route, Attempts: rc.attempts, Usage: rc.usage, Error: oe,
-		Latency: now.Sub(rc.start), TTFT: rc.ttft, Overhead: rc.overhead(now),
+		Latency: now.Sub(rc.start), TTFT: rc.ttft, Overhead: rc.overhead(now), Transport: rc.transport(),
 	}
 	if rc.key != nil {
 		rec.Key = rc.key.Name

@@ -161,6 +161,10 @@ type Responses struct {
 	// every route honours it by not reasoning on purpose). A route that cannot set how hard
 	// its model reasons refuses it.
 	Effort string
+	// Compact marks POST /v1/responses/compact: the native route posts Input and Fields to
+	// OpenAI's /responses/compact, and every other route is asked for the summary that
+	// Messages (a transcript and the compaction prompt) request.
+	Compact bool
 	// Only names what of the request only OpenAI's Responses API can honour (a hosted tool,
 	// an input item or include value the gateway does not model, a setting no other backend
 	// has), each as the refusal a route other than the native one answers with; the first

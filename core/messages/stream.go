@@ -21,9 +21,18 @@ import (
 // tool calls each become blocks numbered from 0; a tool_use block stays open until text or
 // thinking follows or the message ends, so an upstream that interleaves the argument
 // fragments of parallel calls still yields valid events.
+//
+// message_start always carries input_tokens and output_tokens, which Anthropic's wire and
+// SDKs type as required numbers (Claude Code reads them for its context meter): the
+// backend's input count when it reported one by the first content, else the estimate the
+// encoder was made with, and one output token, the first content's, as Anthropic mostly
+// sends. message_delta then carries the usage the backend reported, input and cache counts
+// included; the SDKs' accumulators let those overwrite message_start's, so a client's final
+// usage is the backend's own, never the estimate.
 type StreamEncoder struct {
 	id    string
 	model string
+	input int // message_start's input count when the backend has not reported one
 
 	// raw: the upstream speaks Anthropic; pre holds its events until the stream commits.
 	raw bool
@@ -42,9 +51,11 @@ const (
 	kindThinking
 )
 
-// NewStreamEncoder prepares the events of message id, answered as model.
-func NewStreamEncoder(id, model string) *StreamEncoder {
-	return &StreamEncoder{id: id, model: model, current: -1}
+// NewStreamEncoder prepares the events of message id, answered as model; input is the
+// prompt's token count message_start gives when the backend reports none by its first
+// content (the gateway's count or estimate of the request).
+func NewStreamEncoder(id, model string, input int) *StreamEncoder {
+	return &StreamEncoder{id: id, model: model, input: input, current: -1}
 }
 
 // Hold takes a delta that arrived before the stream committed: the raw upstream events
@@ -60,7 +71,8 @@ func (e *StreamEncoder) Hold(d *llm.Delta) {
 
 // Start appends what opens the stream, first being the delta that commits it: the held raw
 // events, or a message_start of the encoder's own with the usage known so far (a translated
-// backend often reports the prompt with its first content) and a ping.
+// backend often reports the prompt with its first content), the input estimate standing in
+// when none is, and a ping.
 func (e *StreamEncoder) Start(b []byte, first *llm.Delta) []byte {
 	if e.raw {
 		return append(b, e.pre...)
@@ -74,7 +86,13 @@ func (e *StreamEncoder) Start(b []byte, first *llm.Delta) []byte {
 	b = appendString(b, e.model)
 	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
 	start := e.usage
-	start.OutputTokens = nil // the output so far is nothing; message_delta has the count
+	if start.InputTokens == nil {
+		start.InputTokens = &e.input
+	}
+	// The first content goes out with message_start: its token is the output so far, the
+	// 1 Anthropic sends at that point (message_delta has the count).
+	one := 1
+	start.OutputTokens = &one
 	b = AppendUsage(b, &start)
 	b = append(b, "}}\n\n"...)
 	return append(b, "event: ping\ndata: {\"type\":\"ping\"}\n\n"...)

@@ -77,7 +77,7 @@ func TestStreamEncoderBlocks(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := NewStreamEncoder("msg_1", "gw/model")
+			e := NewStreamEncoder("msg_1", "gw/model", 99)
 			e.Hold(&llm.Delta{Usage: &llm.Usage{InputTokens: llm.Int(12), CacheReadTokens: llm.Int(2)}})
 			b := e.Start(nil, nil)
 			for i := range tc.deltas {
@@ -85,7 +85,7 @@ func TestStreamEncoderBlocks(t *testing.T) {
 			}
 			b = e.End(b, tc.stop, "", &llm.Usage{InputTokens: llm.Int(12), CacheReadTokens: llm.Int(2), OutputTokens: llm.Int(7)})
 			got := events(t, string(b))
-			wantStart := `message_start {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"gw/model","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_read_input_tokens":2}}}`
+			wantStart := `message_start {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"gw/model","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_read_input_tokens":2,"output_tokens":1}}}`
 			if got[0] != wantStart || got[1] != `ping {"type":"ping"}` {
 				t.Errorf("start:\n%s\n%s", got[0], got[1])
 			}
@@ -104,8 +104,96 @@ func TestStreamEncoderBlocks(t *testing.T) {
 	}
 }
 
+// TestMessageStartAlwaysCarriesCounts: message_start has integer input_tokens and
+// output_tokens on every translated stream: the backend's input count when it reported one
+// before or with its first content, else the estimate; message_delta has what the backend
+// reported at the end, which the SDKs let overwrite message_start's.
+func TestMessageStartAlwaysCarriesCounts(t *testing.T) {
+	const estimate = 37
+	cases := []struct {
+		name      string
+		held      *llm.Usage // a usage-only delta before the first content
+		first     *llm.Usage // the first content's usage
+		end       *llm.Usage // the usage the stream ended with
+		wantStart string
+		wantDelta string
+	}{
+		{
+			name:      "the prompt reported only at the end (OpenAI wire, Converse): the estimate",
+			end:       &llm.Usage{InputTokens: llm.Int(120), OutputTokens: llm.Int(9)},
+			wantStart: `{"input_tokens":37,"output_tokens":1}`,
+			wantDelta: `{"input_tokens":120,"output_tokens":9}`,
+		},
+		{
+			name:      "the prompt reported with the first content (Gemini, the mock)",
+			first:     &llm.Usage{InputTokens: llm.Int(41), CacheReadTokens: llm.Int(40), OutputTokens: llm.Int(3)},
+			end:       &llm.Usage{InputTokens: llm.Int(41), CacheReadTokens: llm.Int(40), OutputTokens: llm.Int(12)},
+			wantStart: `{"input_tokens":1,"cache_read_input_tokens":40,"output_tokens":1}`,
+			wantDelta: `{"input_tokens":1,"cache_read_input_tokens":40,"output_tokens":12}`,
+		},
+		{
+			name:      "the prompt reported before any content",
+			held:      &llm.Usage{InputTokens: llm.Int(8)},
+			end:       &llm.Usage{InputTokens: llm.Int(8), OutputTokens: llm.Int(2)},
+			wantStart: `{"input_tokens":8,"output_tokens":1}`,
+			wantDelta: `{"input_tokens":8,"output_tokens":2}`,
+		},
+		{
+			name:      "no usage reported at all: the estimate stands",
+			end:       &llm.Usage{},
+			wantStart: `{"input_tokens":37,"output_tokens":1}`,
+			wantDelta: `{}`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := NewStreamEncoder("msg_1", "gw/model", estimate)
+			if tc.held != nil {
+				e.Hold(&llm.Delta{Usage: tc.held})
+			}
+			first := &llm.Delta{Text: "hi", Usage: tc.first}
+			b := e.Start(nil, first)
+			b = e.Delta(b, first)
+			b = e.End(b, llm.StopEnd, "", tc.end)
+			var start, delta struct {
+				Message struct{ Usage json.RawMessage }
+				Usage   json.RawMessage
+			}
+			for _, ev := range events(t, string(b)) {
+				name, data, _ := strings.Cut(ev, " ")
+				switch name {
+				case "message_start":
+					_ = json.Unmarshal([]byte(data), &start)
+				case "message_delta":
+					_ = json.Unmarshal([]byte(data), &delta)
+				}
+			}
+			if got := string(start.Message.Usage); got != tc.wantStart {
+				t.Errorf("message_start usage %s, want %s", got, tc.wantStart)
+			}
+			if got := string(delta.Usage); got != tc.wantDelta {
+				t.Errorf("message_delta usage %s, want %s", got, tc.wantDelta)
+			}
+		})
+	}
+}
+
+// TestMessageStartAllocatesNothingForItsCounts: the counts message_start carries cost no
+// allocation, estimate or not.
+func TestMessageStartAllocatesNothingForItsCounts(t *testing.T) {
+	first := &llm.Delta{Text: "hi"}
+	b := make([]byte, 0, 4096)
+	for _, u := range []*llm.Usage{nil, {InputTokens: llm.Int(41), CacheReadTokens: llm.Int(40)}} {
+		e := NewStreamEncoder("msg_1", "gw/model", 37)
+		e.Hold(&llm.Delta{Usage: u})
+		if n := testing.AllocsPerRun(100, func() { b = e.Start(b[:0], first) }); n != 0 {
+			t.Errorf("Start allocates %.0f times", n)
+		}
+	}
+}
+
 func TestStreamEncoderPassesAnthropicEventsThrough(t *testing.T) {
-	e := NewStreamEncoder("msg_gw", "gw/claude")
+	e := NewStreamEncoder("msg_gw", "gw/claude", 99)
 	raw := func(name, data string) *llm.Delta {
 		return &llm.Delta{Raw: &llm.RawEvent{Wire: llm.WireAnthropic, Name: name, Data: []byte(data)}}
 	}

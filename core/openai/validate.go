@@ -19,7 +19,7 @@ type Limits struct {
 	MaxMetadataPairs int
 }
 
-// Defaults, documented in README.md. OpenAI allows up to 128 tools and 16 metadata pairs.
+// Defaults, documented in docs/config.md. OpenAI allows up to 128 tools and 16 metadata pairs.
 const (
 	DefaultMaxMessages      = 2048
 	DefaultMaxTools         = 128

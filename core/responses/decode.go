@@ -43,27 +43,8 @@ var gatewayOwned = map[string]bool{"model": true, "input": true, "stream": true,
 // and a route that cannot honour it refuses it later, at planning, with the reason. The
 // conversation is built by Continue, once a continued response's items are known.
 func Decode(body []byte, lim Limits) (*Request, *llm.Error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return nil, llm.BadRequest("", "The request body is empty: send a JSON object.")
-	}
-	if !json.Valid(body) {
-		var v any
-		msg := "We could not parse the JSON body of your request."
-		if err := json.Unmarshal(body, &v); err != nil {
-			msg = "We could not parse the JSON body of your request: " + err.Error() + "."
-		}
-		return nil, llm.BadRequest("", msg)
-	}
-	if jsonx.KindOf(body) != jsonx.Object {
-		return nil, llm.BadRequest("", "The request body must be a JSON object.")
-	}
-	if jsonx.Depth(body) > maxNesting {
-		return nil, llm.BadRequest("", "The request nests deeper than "+strconv.Itoa(maxNesting)+" levels.")
-	}
-	// Repeated keys anywhere (tool schemas, metadata, kept items): a proxy in front would
-	// read the request differently.
-	if e := openai.CheckDuplicateKeys(body); e != nil {
+	body, e := checkBody(body)
+	if e != nil {
 		return nil, e
 	}
 	lim = lim.withDefaults()
@@ -102,6 +83,35 @@ func Decode(body []byte, lim Limits) (*Request, *llm.Error) {
 		return nil, e
 	}
 	return r, nil
+}
+
+// checkBody refuses a body that is not one JSON object of bounded depth without repeated
+// keys, and returns it trimmed.
+func checkBody(body []byte) ([]byte, *llm.Error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, llm.BadRequest("", "The request body is empty: send a JSON object.")
+	}
+	if !json.Valid(body) {
+		var v any
+		msg := "We could not parse the JSON body of your request."
+		if err := json.Unmarshal(body, &v); err != nil {
+			msg = "We could not parse the JSON body of your request: " + err.Error() + "."
+		}
+		return nil, llm.BadRequest("", msg)
+	}
+	if jsonx.KindOf(body) != jsonx.Object {
+		return nil, llm.BadRequest("", "The request body must be a JSON object.")
+	}
+	if jsonx.Depth(body) > maxNesting {
+		return nil, llm.BadRequest("", "The request nests deeper than "+strconv.Itoa(maxNesting)+" levels.")
+	}
+	// Repeated keys anywhere (tool schemas, metadata, kept items): a proxy in front would
+	// read the request differently.
+	if e := openai.CheckDuplicateKeys(body); e != nil {
+		return nil, e
+	}
+	return body, nil
 }
 
 type decoder struct {

@@ -27,6 +27,9 @@ const (
 	itemOutput             // function_call_output: one tool_result part
 	itemReasoning          // reasoning: a thinking part when the gateway made it, else none
 	itemOther              // an item only OpenAI's Responses API models
+	// itemCompaction is a compaction item the gateway sealed: no parts until Unseal opens it,
+	// then the user message of its summary (compact.go).
+	itemCompaction
 )
 
 // item is one input item decoded.
@@ -38,6 +41,7 @@ type item struct {
 	parts  []llm.Part
 	callID string // calls and outputs
 	ref    string // an item_reference's id
+	sealed string // a gateway-sealed compaction item's encrypted_content
 }
 
 var (
@@ -92,6 +96,8 @@ func (d *decoder) item(path string, v []byte) (item, error) {
 		return it, d.output(&it, v)
 	case "reasoning":
 		return it, d.reasoningItem(&it, v)
+	case "compaction":
+		return it, d.compactionItem(&it, v)
 	}
 	it.kind = itemOther
 	if typ == "item_reference" {
@@ -498,7 +504,8 @@ func (r *Request) Continue(history []json.RawMessage) *llm.Error {
 	if e != nil {
 		return e
 	}
-	if !hasTurn(msgs) && len(r.LLM.Responses.Only) == 0 {
+	r.conv = items
+	if !hasTurn(msgs) && len(r.LLM.Responses.Only) == 0 && !r.WarmUp {
 		return bad("input", "invalid_value", "Invalid 'input': it must hold at least one user or assistant message or item besides instructions.")
 	}
 	r.LLM.Messages = msgs
@@ -537,6 +544,10 @@ func conversation(items []item) ([]llm.Message, *llm.Error) {
 		case itemReasoning:
 			if len(it.parts) == 0 {
 				continue // not the gateway's: the native route has it among the raw items
+			}
+		case itemCompaction:
+			if len(it.parts) == 0 {
+				return nil, stillSealed(it.path)
 			}
 		case itemCall:
 			if _, dup := calls[it.callID]; dup || answered[it.callID] {

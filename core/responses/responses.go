@@ -12,6 +12,8 @@
 //	ids.go        response and item ids: an item id names the response holding it
 //	references.go item_reference input items to the gateway's own items, resolved from the store
 //	raw.go        a native upstream's own objects and events, with the gateway's names patched in
+//	compact.go    POST /v1/responses/compact: its body, the summary request, the compacted
+//	              object; compaction items given back as input
 //
 // "Strict" here means the Responses wire as OpenAI serves it: a field OpenAI accepts is
 // accepted, and either honoured by the route or refused by it with the reason; a field OpenAI
@@ -20,7 +22,7 @@
 // in llm.Request.Responses, verbatim for the native route (the openai kind) and as a refusal
 // naming the field for every other one.
 //
-// What each translated route does with a field (the README's table says the same):
+// What each translated route does with a field (docs/responses.md's tables say the same):
 //
 //	instructions, system/developer messages  the up-front instructions, developer ones as system
 //	                                         (later ones are hoisted)
@@ -48,6 +50,10 @@
 //	item_reference to an item the gateway    the item itself, read from the response store by the
 //	made                                     door (references.go); OpenAI's own: the native route
 //	background: true                         refused on every route: nothing keeps a response running
+//	compaction items                         the gateway's own (POST /v1/responses/compact on a
+//	                                         translated route): opened into a user message with
+//	                                         the summary, for every route; OpenAI's: the native
+//	                                         route only
 //	everything else OpenAI defines           the native route only
 package responses
 
@@ -102,6 +108,10 @@ type Request struct {
 	IncludeEncrypted bool
 	// Summary is reasoning.summary (auto, concise, detailed), "" when not asked.
 	Summary string
+	// WarmUp, set before Continue, reads a request that asks for no answer (the WebSocket
+	// mode's generate: false): its conversation may hold instructions alone, as Codex's
+	// prewarm does, for the next turn to add to.
+	WarmUp bool
 
 	// echo holds the raw values of the fields the response object repeats.
 	echo map[string][]byte
@@ -109,7 +119,12 @@ type Request struct {
 	own []item
 	// refs are the indexes in own of item_reference items to the gateway's items.
 	refs []int
-	lim  Limits
+	// conv is the whole conversation, a continued response's items first, once Continue
+	// built it.
+	conv []item
+	// sealed counts the gateway-sealed compaction items among own (Unseal opens them).
+	sealed int
+	lim    Limits
 }
 
 // Echo returns the raw value the client sent for a field the response object repeats, or

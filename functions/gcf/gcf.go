@@ -7,7 +7,9 @@
 // One instance serves up to 1000 requests at a time (max_instance_request_concurrency). They
 // share only the gateway, which is safe for concurrent use; nothing here is mutated per
 // request. net/http's writer flushes each SSE event, and a client that disconnects cancels
-// the request's context and with it the upstream call.
+// the request's context and with it the upstream call. The Responses API's WebSocket mode is
+// served too: Cloud Run passes the upgrade, and a connection lasts until the function's
+// timeout at most.
 //
 // Environment:
 //
@@ -84,7 +86,11 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 			_ = tel.Shutdown(context.WithoutCancel(ctx))
 		}
 	}()
-	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys, Tracer: tel.Tracer()}
+	// Cloud Run's front end passes WebSocket upgrades, and the functions framework's writer is
+	// net/http's, which hands the connection over: the Responses API's WebSocket mode is
+	// served. Each connection is one of the instance's concurrent requests, bounded by the
+	// function's timeout.
+	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys, Tracer: tel.Tracer(), WebSockets: true}
 	if err := selfRepair(ctx, getenv, logger, &gopt); err != nil {
 		return nil, err
 	}

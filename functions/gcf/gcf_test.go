@@ -37,6 +37,7 @@ models:
   mock/panic-mid: {routes: [{connection: mock, model: "panic:2"}]}
   up/paced: {routes: [{connection: upstream, model: paced}]}
   up/endless: {routes: [{connection: upstream, model: endless}]}
+responses: {compaction_keys: [{id: k1, key: "2Xc0rJ3j4bq6Qy5mH8uA1wE7tZ9pLkN0sV2dF4gB6hY="}]}
 `
 
 var (

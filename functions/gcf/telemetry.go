@@ -26,7 +26,7 @@ const traceAppendScope = "https://www.googleapis.com/auth/trace.append"
 // Spans leave in batches in the background. Under request-based billing Cloud Run throttles
 // an instance's CPU between requests, so a batch may wait for the next request or the
 // instance's shutdown: deploy with CPU always allocated (instance-based billing) when every
-// trace must arrive promptly (README, "Traces and metrics").
+// trace must arrive promptly (docs/observability.md, "Where the spans go").
 func startTelemetry(ctx context.Context, cfg *config.Config, getenv func(string) string) (*otel.Telemetry, error) {
 	opt := otel.Options{Getenv: getenv, Resource: gcpResource(getenv)}
 	if toGoogle(cfg, getenv) {

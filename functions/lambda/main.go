@@ -73,6 +73,8 @@ func setup(ctx context.Context, getenv func(string) string) (*guard, *exporter, 
 	if err != nil {
 		return nil, nil, err
 	}
+	// WebSockets stays off: a function URL passes no upgrade, so a handshake gets the 426
+	// that names HTTP streaming.
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
 	if tel != nil {
 		gopt.Tracer = tel.tracer

@@ -12,7 +12,9 @@
 // says otherwise (responses.go). Logs are readable text on a terminal and JSON otherwise
 // (logging.format decides when set); traces and metrics go to an OpenTelemetry collector
 // when the config's telemetry block or the OTEL_* variables ask for it, and what is batched
-// is flushed on the way out.
+// is flushed on the way out. The Responses API's WebSocket mode is served; on SIGTERM each
+// WebSocket connection closes once its running response has ended, within the grace, as HTTP
+// streams finish.
 package main
 
 import (
@@ -77,7 +79,9 @@ func run() error {
 		defer cancel()
 		_ = tel.Shutdown(sctx)
 	}()
-	gopt := gateway.Options{Registry: registry(), Logger: logger, Tracer: tel.Tracer()}
+	// net/http hands an upgraded connection to its handler: the Responses API's WebSocket
+	// mode is served.
+	gopt := gateway.Options{Registry: registry(), Logger: logger, Tracer: tel.Tracer(), WebSockets: true}
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
 		if err != nil {
@@ -137,7 +141,15 @@ func run() error {
 	logger.Info("shutting down", slog.String("grace", shutdownGrace.String()))
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	// Shutdown does not wait for upgraded connections: the gateway closes its WebSockets,
+	// each once its running response has ended, within the same grace.
+	sockets := make(chan error, 1)
+	go func() { sockets <- gw.CloseWebSockets(sctx) }()
+	err = srv.Shutdown(sctx)
+	if serr := <-sockets; err == nil {
+		err = serr
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil

@@ -50,10 +50,10 @@ func documents(t *testing.T) []Snippet {
 	return all
 }
 
-// isWalkthrough: README's self-repair steps, which TestReadmeSelfRepairWalkthrough runs with
-// its own checks.
+// isWalkthrough: the self-repair steps of docs/remediation.md, which
+// TestSelfRepairWalkthrough runs with its own checks.
 func isWalkthrough(s Snippet) bool {
-	return s.File == "README.md" && s.Heading == "Self-repair" && isShell(s.Lang)
+	return s.File == filepath.Join("docs", "remediation.md") && s.Heading == "Try it locally" && isShell(s.Lang)
 }
 
 func isShell(lang string) bool {
@@ -80,7 +80,7 @@ func TestSnippets(t *testing.T) {
 			case s.Lang == "python" || s.Lang == "py":
 				h.checkPython(t, s)
 			case isWalkthrough(s):
-				t.Skip("run by TestReadmeSelfRepairWalkthrough")
+				t.Skip("run by TestSelfRepairWalkthrough")
 			case isShell(s.Lang) && startsServer(s):
 				expectAll(t, s, h.runShell(t, s.Body, loopback.ForTest(t).Addr()))
 			case isShell(s.Lang):
@@ -104,11 +104,11 @@ func TestSnippets(t *testing.T) {
 	}
 }
 
-// TestReadmeSelfRepairWalkthrough runs README's self-repair steps as written, in a fresh
-// directory: `make run` and `go run ./events/cmd/fngate-remediate` are the commands, on a
-// loopback address instead of 8080 (shims on PATH stand in for make and go with binaries built
-// from this tree). It checks what the README says each step does.
-func TestReadmeSelfRepairWalkthrough(t *testing.T) {
+// TestSelfRepairWalkthrough runs the self-repair steps of docs/remediation.md as written, in a
+// fresh directory: `make run` and `go run ./events/cmd/fngate-remediate` are the commands, on
+// a loopback address instead of 8080 (shims on PATH stand in for make and go with binaries
+// built from this tree). It checks what the page says each step does.
+func TestSelfRepairWalkthrough(t *testing.T) {
 	var walk *Snippet
 	for _, s := range documents(t) {
 		if isWalkthrough(s) {
@@ -117,7 +117,7 @@ func TestReadmeSelfRepairWalkthrough(t *testing.T) {
 		}
 	}
 	if walk == nil {
-		t.Fatal("README.md has no shell snippet under ## Self-repair")
+		t.Fatal("docs/remediation.md has no shell snippet under ## Try it locally")
 	}
 	dir := t.TempDir()
 	out := h.runShellIn(t, dir, walk.Body, loopback.ForTest(t).Addr())

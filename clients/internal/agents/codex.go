@@ -33,6 +33,11 @@ type CodexOptions struct {
 	// Sandbox is passed as --sandbox when set (read-only, workspace-write,
 	// danger-full-access); empty leaves Codex's exec default, read-only.
 	Sandbox string
+	// WebSockets sets the provider's supports_websockets: Codex then speaks the Responses
+	// API's WebSocket mode to BaseURL (GET /v1/responses upgraded, a prewarm with generate:
+	// false, then each turn as a response.create continuing the last), and falls back to HTTP
+	// for the session when the handshake is refused.
+	WebSockets bool
 	// NoRetries sets the provider's request_max_retries and stream_max_retries to 0, for tests
 	// that expect an error: Codex then reports the first failure at once. By default it
 	// reconnects five times on a 401 and on a 5xx retries each of those requests too (30
@@ -218,6 +223,9 @@ base_url = %s
 env_key = %q
 wire_api = "responses"
 `, codexProvider, strconv.Quote(strings.TrimRight(opts.BaseURL, "/")+"/v1"), codexKeyEnv)
+	if opts.WebSockets {
+		b.WriteString("supports_websockets = true\n")
+	}
 	if opts.NoRetries {
 		b.WriteString("request_max_retries = 0\nstream_max_retries = 0\n")
 	}

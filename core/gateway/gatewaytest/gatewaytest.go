@@ -2,7 +2,8 @@
 // serves a handler: the real gateway.New behind an httptest server, a log buffer the test can
 // read while requests are still logging, an openai-go client of the server, and readers for
 // raw answers and SSE bodies; for the Responses door (responses.go) a stream read to its end
-// with its checks, a response object to compare, and the agent clients' recorded requests.
+// with its checks, a response object to compare, and the agent clients' recorded requests;
+// for its WebSocket mode (socket.go) a client connection that reads one response at a time.
 // Any package's tests may import it.
 package gatewaytest
 

@@ -17,9 +17,15 @@
 // Every behaviour honours the output settings of the extended profile as a backend would:
 // max_tokens caps its words (finish length), stop cuts its text at the first stop sequence
 // (finish stop), a JSON response_format makes an answer that would be text the JSON of a
-// value its schema accepts (built by schemafill, the text in its strings; json_object is
-// {"text": ...}), and seed, the penalties and participant names are accepted: its answers are
-// deterministic already.
+// value its schema accepts (built by schemafill, the text in its strings), and seed, the
+// penalties and participant names are accepted: its answers are deterministic already. Under
+// json_object, echo answers a last user message that is itself a JSON object with that object
+// as it was sent (so a client's integration test controls the JSON it gets back) and wraps any
+// other text as {"text": ...}.
+//
+// Usage counts words: the prompt's (system and messages) as input, the answer's as output. A
+// stream reports the input with its first content, as Anthropic and Gemini report the prompt
+// at the start, and the whole usage with its stop; CountTokens gives the same input count.
 //
 // Connection settings: delay_ms (pause before each streamed word).
 package mock
@@ -171,7 +177,11 @@ func (p *Provider) plan(req *llm.Request, model string) answer {
 	}
 	if req.ResponseFormat.JSON() && len(a.toolCalls) == 0 && a.words != nil {
 		// One word: the JSON's strings keep their spacing.
-		a.words = []string{formatted(req.ResponseFormat, strings.Join(a.words, " "))}
+		if name == "echo" && req.ResponseFormat.Type == llm.FormatJSONObject && isJSONObject(last) {
+			a.words = []string{last}
+		} else {
+			a.words = []string{formatted(req.ResponseFormat, strings.Join(a.words, " "))}
+		}
 	}
 	if req.MaxTokens != nil && len(a.words) > *req.MaxTokens {
 		a.words = a.words[:*req.MaxTokens]
@@ -190,6 +200,12 @@ func formatted(f *llm.ResponseFormat, text string) string {
 		return schemafill.JSON(f.Schema, text)
 	}
 	return schemafill.JSON(nil, text)
+}
+
+// isJSONObject reports whether text is one JSON object, whitespace around it allowed.
+func isJSONObject(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasPrefix(t, "{") && json.Valid([]byte(t))
 }
 
 // cutAtStop ends the text before the first of the stop sequences it holds, as a model's
@@ -358,6 +374,7 @@ type stream struct {
 	delay time.Duration
 	i     int
 	tool  bool
+	began bool // the first content went out, with the prompt's count
 	done  bool
 }
 
@@ -374,7 +391,7 @@ func (s *stream) Next() (llm.Delta, error) {
 		for i, tc := range s.a.toolCalls {
 			calls[i] = llm.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: tc.Input}
 		}
-		return llm.Delta{ToolCalls: calls}, nil
+		return s.first(llm.Delta{ToolCalls: calls}), nil
 	}
 	if s.a.panicAfter >= 0 && s.i >= s.a.panicAfter {
 		panic("mock panic after " + strconv.Itoa(s.i) + " words")
@@ -385,11 +402,20 @@ func (s *stream) Next() (llm.Delta, error) {
 	if s.i < len(s.a.words) {
 		w := s.a.words[s.i]
 		s.i++
-		return llm.Delta{Text: w}, nil
+		return s.first(llm.Delta{Text: w}), nil
 	}
 	s.done = true
 	u := s.a.usage()
 	return llm.Delta{Stop: s.a.stop(), StopSequence: s.a.stopSeq, Usage: &u}, nil
+}
+
+// first adds the prompt's count to the stream's first content.
+func (s *stream) first(d llm.Delta) llm.Delta {
+	if !s.began {
+		s.began = true
+		d.Usage = &llm.Usage{InputTokens: llm.Int(s.a.prompt)}
+	}
+	return d
 }
 
 func (s *stream) wait() error {

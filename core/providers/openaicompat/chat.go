@@ -20,6 +20,7 @@ type Provider struct {
 	chatURL        string // under base_url, with its query (config.JoinURL)
 	completionsURL string
 	responsesURL   string // the native Responses API, for the openai kind
+	compactURL     string // and its /responses/compact
 	embeddingsURL  string
 	apiKey         string
 	headers        map[string]string
@@ -57,8 +58,10 @@ func New(conn *config.Connection, env providers.Env) (providers.Provider, error)
 	}
 	completionsURL, _ := config.JoinURL(base, "/completions") // base parsed just above
 	responsesURL, _ := config.JoinURL(base, "/responses")
+	compactURL, _ := config.JoinURL(base, "/responses/compact")
 	embeddingsURL, _ := config.JoinURL(base, "/embeddings")
 	return &Provider{profile: p, body: body, chatURL: chatURL, completionsURL: completionsURL, responsesURL: responsesURL,
+		compactURL:    compactURL,
 		embeddingsURL: embeddingsURL,
 		apiKey:        conn.APIKey, headers: conn.Headers, client: client}, nil
 }
@@ -69,6 +72,9 @@ func (p *Provider) Name() string { return p.name }
 // Generate makes a non-streaming call.
 func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.Target) (*llm.Answer, error) {
 	if p.native(req) {
+		if req.Responses.Compact {
+			return p.generateCompact(ctx, req, t)
+		}
 		return p.generateResponses(ctx, req, t)
 	}
 	path, body := p.requestBody(req, t, false)

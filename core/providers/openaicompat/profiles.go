@@ -7,6 +7,7 @@
 //	check.go                                    what each kind refuses
 //	responses.go                                the Responses door on OpenAI itself: its own
 //	                                            Responses API, answers and events passed through
+//	compact.go                                  POST /v1/responses/compact on OpenAI itself
 //	embeddings.go                               /embeddings, OpenAI's wire on every kind
 //	profiles.go, export.go                      the kinds; what Vertex AI's partner models reuse
 package openaicompat

@@ -244,7 +244,7 @@ func TestNativeResponsesUpstreamRefusal(t *testing.T) {
 // Every request of the Codex recordings, through the gateway: OpenAI itself serves them all
 // (the default hosted tools included, sent on as Codex wrote them); vLLM serves those made
 // with Codex's default tools off, and refuses the others before any request, naming the
-// namespace tool (README: web_search = "disabled" and agents.enabled = false).
+// namespace tool (docs/clients.md: web_search = "disabled" and agents.enabled = false).
 func TestCodexRecordingsThroughTheGateway(t *testing.T) {
 	h := newResponsesHarness(t, nil)
 	h.fake.Default = openaifake.Reply{Text: "PONG", PromptTokens: 5, CompletionTokens: 1}

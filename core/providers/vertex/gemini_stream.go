@@ -91,6 +91,9 @@ func (s *geminiStream) Next() (llm.Delta, error) {
 			return llm.Delta{}, s.err
 		}
 		if d := s.translate(resp); d.Content() {
+			if !s.began {
+				d.Usage = promptUsage(s.usage)
+			}
 			s.began = true
 			return d, nil
 		}
@@ -134,6 +137,18 @@ func (s *geminiStream) translate(resp *aiplatformpb.GenerateContentResponse) llm
 		s.finish = r
 	}
 	return d
+}
+
+// promptUsage is the prompt's side of a usage reported before or with the first content
+// (Gemini's chunks may carry usageMetadata from the first, Vertex AI's often only the last),
+// so the Messages door's message_start can say the prompt's count; nil when none is known.
+// The output so far is left out: the end has the count.
+func promptUsage(m *aiplatformpb.GenerateContentResponse_UsageMetadata) *llm.Usage {
+	u := geminiUsage(m)
+	if u == nil || u.InputTokens == nil {
+		return nil
+	}
+	return &llm.Usage{InputTokens: u.InputTokens, CacheReadTokens: u.CacheReadTokens}
 }
 
 // end is the clean end of the call: the finish delta with the final usage, then io.EOF.

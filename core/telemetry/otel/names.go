@@ -19,7 +19,8 @@ func providerName(kind string) string {
 
 // operationName is gen_ai.operation.name for a door (the gateway's endpoint names).
 // Endpoints the conventions have no operation for keep their own name: count_tokens
-// (Anthropic's token count), get_response and delete_response (a stored response).
+// (Anthropic's token count), get_response and delete_response (a stored response), compact
+// (POST /v1/responses/compact).
 func operationName(endpoint string) string {
 	switch endpoint {
 	case "chat", "messages", "responses":

@@ -58,6 +58,7 @@ const (
 	keyErrorCode      = attribute.Key("fngate.error.code")
 	keyOverhead       = attribute.Key("fngate.overhead")
 	keyUpstreamStatus = attribute.Key("fngate.upstream.status_code")
+	keyTransport      = attribute.Key("fngate.transport") // websocket: a response.create of the Responses API's WebSocket mode
 )
 
 // Request begins the SERVER span of an inbound request, a child of the client's span when
@@ -195,6 +196,9 @@ func (q *request) End(rec *gateway.RequestRecord) {
 	}
 	if rec.Key != "" {
 		attrs = append(attrs, keyKey.String(rec.Key))
+	}
+	if rec.Transport != "" {
+		attrs = append(attrs, keyTransport.String(rec.Transport))
 	}
 	if rec.TTFT > 0 {
 		attrs = append(attrs, keyFirstChunk.Float64(rec.TTFT.Seconds()))

@@ -1,4 +1,4 @@
-# Rate limits and budgets (README: Limits and budgets): the table every gateway instance
+# Rate limits and budgets (docs/limits.md): the table every gateway instance
 # counts in, and exactly the access the gateway needs to it.
 
 # One item per gateway key: its counters in their windows (see dynamocounters.CreateTable).

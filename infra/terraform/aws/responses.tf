@@ -1,4 +1,4 @@
-# Stored responses (README "Stored responses"): POST /v1/responses with store: true keeps
+# Stored responses (docs/stored-responses.md): POST /v1/responses with store: true keeps
 # the response here, so previous_response_id, GET and DELETE /v1/responses/{id} find it.
 
 # One item per stored response under its owner and id (core/responsestore/dynamostore,

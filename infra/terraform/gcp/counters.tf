@@ -1,4 +1,4 @@
-# Rate limits and budgets (README: Limits and budgets): the Firestore database every gateway
+# Rate limits and budgets (docs/limits.md): the Firestore database every gateway
 # instance counts in, its TTL policy, exactly the access the gateway needs to it, and a
 # log-based metric of failed counter calls.
 

@@ -1,9 +1,10 @@
 // Package openaifake is an OpenAI server for tests and benchmarks: Chat Completions and the
-// legacy Completions (fake.go) and the Responses API (responses.go). It speaks the real wire
-// (JSON, and SSE with a role-first chunk, tool-call fragments, a finish chunk, the usage chunk
-// and [DONE]; Responses' numbered events) and plays scripted faults: error statuses, stalls,
-// cuts, malformed chunks and in-band error events. It serves POST /v1/embeddings too
-// (embeddings.go), validating as OpenAI does and answering deterministic vectors.
+// legacy Completions (fake.go), the Responses API (responses.go) and its compact endpoint
+// (compact.go). It speaks the real wire (JSON, and SSE with a role-first chunk, tool-call
+// fragments, a finish chunk, the usage chunk and [DONE]; Responses' numbered events) and
+// plays scripted faults: error statuses, stalls, cuts, malformed chunks and in-band error
+// events. It serves POST /v1/embeddings too (embeddings.go), validating as OpenAI does and
+// answering deterministic vectors.
 package openaifake
 
 import (
@@ -156,7 +157,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model","created":0,"owned_by":"fake"}]}`)
 		return
-	case r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/v1/completions" && r.URL.Path != "/v1/responses":
+	case r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/v1/completions" && r.URL.Path != "/v1/responses" &&
+		r.URL.Path != "/v1/responses/compact":
 		writeError(w, 404, "invalid_request_error", "Invalid URL ("+r.Method+" "+r.URL.Path+")")
 		return
 	}
@@ -164,11 +166,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", "you must provide a model parameter")
 		return
 	}
-	if r.URL.Path == "/v1/responses" && checkResponses(w, body) {
+	if r.URL.Path == "/v1/responses" && checkResponses(w, body) || r.URL.Path == "/v1/responses/compact" && checkCompact(w, body) {
 		return
 	}
 	text := r.URL.Path == "/v1/completions"
-	if !text && r.URL.Path != "/v1/responses" {
+	if !text && r.URL.Path != "/v1/responses" && r.URL.Path != "/v1/responses/compact" {
 		if msgs, _ := body["messages"].([]any); len(msgs) == 0 {
 			writeError(w, 400, "invalid_request_error", "messages must be a non-empty array")
 			return
@@ -209,8 +211,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, rep.Status, errorType(rep.Status), "scripted failure "+strconv.Itoa(rep.Status))
 		return
 	}
-	if r.URL.Path == "/v1/responses" {
+	switch r.URL.Path {
+	case "/v1/responses":
 		s.serveResponses(w, r, &rep, body)
+		return
+	case "/v1/responses/compact":
+		s.serveCompact(w, &rep, body)
 		return
 	}
 	stream, _ := body["stream"].(bool)
