@@ -95,9 +95,10 @@ for (const b of backends) {
     });
 
     // A second turn sends the first answer back. The SDK sends no store (OpenAI's default
-    // keeps responses), so it refers to the earlier answer by item_reference, which only
-    // OpenAI can resolve; with store: false it sends the answer itself, which every route
-    // takes.
+    // keeps responses), so it refers to the earlier answer by item_reference, which the
+    // gateway resolves only from a response store, and this gateway has none (with one it
+    // does: store/vercel_tool_turns.test.mjs); with store: false it sends the answer itself,
+    // which every route takes.
     const secondTurn = async (providerOptions) => {
       const first = await generateText({ model: openai(b.chat), prompt, maxRetries: 0, providerOptions });
       const messages = [{ role: "user", content: prompt }, ...first.response.messages, { role: "user", content: "And again" }];
@@ -109,12 +110,13 @@ for (const b of backends) {
       assert.equal(r.text, b.said + "And again");
     });
 
-    test(`${name}: a second turn with the SDK's default store`, { skip: b.native && "the openai kind passes item_reference on to OpenAI" }, async () => {
+    test(`${name}: a second turn with the SDK's default store, on a gateway without a response store`, { skip: b.native && "the openai kind passes item_reference on to OpenAI" }, async () => {
       await assert.rejects(secondTurn(undefined), (err) => {
         assert.equal(err.statusCode, 400);
         const e = JSON.parse(err.responseBody).error;
         assert.equal(e.param, "input[1]");
         assert.match(e.message, /item_reference/);
+        assert.match(e.message, /stores no responses/);
         return true;
       });
     });

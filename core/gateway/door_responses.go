@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/jsonx"
@@ -25,8 +28,10 @@ const DefaultResponseTTL = config.DefaultResponsesTTL
 // other backend's are encoded from the normalized deltas.
 //
 // With a response store, store: true (the default) keeps the request's input items and the
-// response under the key that made it, and previous_response_id continues from one; without
-// one, previous_response_id is refused and the response says store: false.
+// response under the key that made it, previous_response_id continues from one, and an
+// item_reference to an item the gateway made is resolved from the stored response holding
+// it (resolve); without one, previous_response_id is refused, such a reference is refused
+// naming it, and the response says store: false.
 type responsesDoor struct {
 	g   *Gateway
 	ctx context.Context
@@ -56,6 +61,11 @@ func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in 
 		return nil, e
 	}
 	d.ctx = r.Context()
+	if refs := rq.References(); refs != nil {
+		if e := d.resolve(rq, refs, rc); e != nil {
+			return nil, e
+		}
+	}
 	var history []json.RawMessage
 	if id := rq.PreviousResponseID; id != "" {
 		if history, e = d.history(id, rc); e != nil {
@@ -103,6 +113,109 @@ func (d *responsesDoor) history(id string, rc *requestCtx) ([]json.RawMessage, *
 		})
 	}
 	return items, nil
+}
+
+// Bounds on resolving item_reference items: the stored responses one request may read (a
+// Vercel AI SDK conversation refers to one per earlier turn), and how many reads are in
+// flight at once.
+const (
+	maxReferencedResponses = 256
+	referenceReads         = 8
+)
+
+// resolve replaces the request's item_reference items to items the gateway made with the
+// items themselves, read from the key's stored responses (on a WebSocket, the connection's
+// last response too, stored or not): one read per response, which the item's id names
+// (core/responses/ids.go), so nothing is scanned and storing a response writes nothing
+// more. A reference neither holds (no store, expired, deleted, stored with store: false,
+// another key's) stays a reference, which every route but the native one refuses naming
+// input[N].
+func (d *responsesDoor) resolve(rq *responses.Request, refs []responses.Reference, rc *requestCtx) *llm.Error {
+	held := map[string]*responsestore.Stored{}
+	for _, ref := range refs {
+		held[ref.Response] = nil
+	}
+	if len(held) > maxReferencedResponses {
+		return llm.BadRequest("input", "the input's item_reference items refer to items of "+strconv.Itoa(len(held))+
+			" earlier responses; this gateway resolves those of at most "+strconv.Itoa(maxReferencedResponses)+" in one request: send the earlier items themselves")
+	}
+	if d.socket != nil {
+		for id := range held {
+			held[id] = d.socket.lastResponse(id)
+		}
+	}
+	if d.g.responses != nil {
+		if err := d.readStored(held, owner(rc)); err != nil {
+			return storeUnavailable(d.g, rc, "read", err)
+		}
+	}
+	why := "which is not an item of this key's stored responses (expired, deleted, never stored, or stored by another key)"
+	if d.g.responses == nil {
+		why = "an item of an earlier response, but this gateway stores no responses (no responses store is configured): send the item itself (with store: false the Vercel AI SDK does)"
+	}
+	for _, ref := range refs {
+		var item []byte
+		if st := held[ref.Response]; st != nil {
+			item = responses.OutputItem(st.Response, ref.ID)
+		}
+		if item == nil {
+			rq.Unresolved(ref, why)
+			continue
+		}
+		if e := rq.Resolve(ref, item); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// readStored reads the stored responses named by the keys of m that it does not hold yet, a
+// few at a time; one that is not stored stays nil. It returns the first error other than
+// ErrNotFound.
+func (d *responsesDoor) readStored(m map[string]*responsestore.Stored, owner string) error {
+	ids := make([]string, 0, len(m))
+	for id, st := range m {
+		if st == nil {
+			ids = append(ids, id)
+		}
+	}
+	got := make([]*responsestore.Stored, len(ids))
+	errs := make([]error, len(ids))
+	switch len(ids) {
+	case 0:
+		return nil
+	case 1:
+		got[0], errs[0] = d.g.responses.Get(d.ctx, ids[0], owner)
+	default:
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, referenceReads)
+		for i, id := range ids {
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer func() {
+					// This goroutine is not under the handler's recover: a store that
+					// panics fails this request, not the process.
+					if p := recover(); p != nil {
+						errs[i] = fmt.Errorf("response store panicked: %v", p)
+					}
+					<-slots
+					wg.Done()
+				}()
+				got[i], errs[i] = d.g.responses.Get(d.ctx, id, owner)
+			}()
+		}
+		wg.Wait()
+	}
+	for i, id := range ids {
+		switch err := errs[i]; {
+		case err == nil:
+			m[id] = got[i]
+		case !errors.Is(err, responsestore.ErrNotFound):
+			return err
+		}
+	}
+	return nil
 }
 
 // previous finds the response id names: on a WebSocket the connection's last response, else

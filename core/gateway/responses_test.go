@@ -411,10 +411,12 @@ func TestResponsesPricedModelsTakeTheCeilingAsTheMaximum(t *testing.T) {
 	}
 }
 
-// Usage carries output_tokens_details.reasoning_tokens exactly when the backend reported a
-// reasoning count (a reported 0 included), whole and streamed, on a translated route (Chat
-// Completions' completion_tokens_details) and through the openai kind's pass-through (the
-// Responses usage as OpenAI sent it); a backend that reports none gets no details object.
+// Usage carries output_tokens_details.reasoning_tokens as the backend reported it, whole and
+// streamed, on a translated route (Chat Completions' completion_tokens_details) and through
+// the openai kind's pass-through (the Responses usage as OpenAI sent it). On a translated
+// route both details are always there, as OpenAI always writes them and the Responses
+// object's schema requires them: a count the backend did not report is 0 (no reasoning or
+// cache tokens counted), never a figure of the gateway's making.
 func TestResponsesUsageReportsReasoningTokensAsTheBackendDid(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -424,13 +426,16 @@ func TestResponsesUsageReportsReasoningTokensAsTheBackendDid(t *testing.T) {
 	}{
 		{"translated, reasoning reported", "openai-compatible",
 			`{"prompt_tokens":10,"completion_tokens":25,"total_tokens":35,"completion_tokens_details":{"reasoning_tokens":20}}`,
-			`{"input_tokens":10,"output_tokens":25,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":35}`},
+			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":25,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":35}`},
 		{"translated, zero reasoning reported", "openai-compatible",
 			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"completion_tokens_details":{"reasoning_tokens":0}}`,
-			`{"input_tokens":10,"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":15}`},
+			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":15}`},
 		{"translated, no reasoning reported", "openai-compatible",
 			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}`,
-			`{"input_tokens":10,"output_tokens":5,"total_tokens":15}`},
+			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":15}`},
+		{"translated, cache reads reported", "openai-compatible",
+			`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":8}}`,
+			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":8},"output_tokens":5,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":15}`},
 		{"native, reasoning reported", "openai",
 			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":25,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":35}`,
 			`{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":25,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":35}`},
@@ -466,7 +471,7 @@ models:
 			}
 		})
 	}
-	// The mock reports no reasoning count either.
+	// The mock reports no reasoning or cache count either.
 	g := newGateway(t, responsesConfig)
 	c := responsesClient(g)
 	params := responses.ResponseNewParams{Model: "mock-echo", Input: text("two words")}
@@ -474,8 +479,9 @@ models:
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkUsageJSON(t, "mock whole", resp.JSON.Usage.Raw(), `{"input_tokens":2,"output_tokens":2,"total_tokens":4}`)
-	checkUsageJSON(t, "mock streamed", gatewaytest.StreamResponse(t, c, params).Final.JSON.Usage.Raw(), `{"input_tokens":2,"output_tokens":2,"total_tokens":4}`)
+	mock := `{"input_tokens":2,"input_tokens_details":{"cached_tokens":0},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":4}`
+	checkUsageJSON(t, "mock whole", resp.JSON.Usage.Raw(), mock)
+	checkUsageJSON(t, "mock streamed", gatewaytest.StreamResponse(t, c, params).Final.JSON.Usage.Raw(), mock)
 }
 
 // checkUsageJSON compares two usage objects as JSON values: the fields present and their counts.

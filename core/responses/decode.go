@@ -138,8 +138,7 @@ func (d *decoder) member(key string, v []byte) error {
 		d.echo(key, v)
 		return err
 	case "tools":
-		d.echo(key, v)
-		return d.tools(v)
+		return d.tools(v) // echoed in the response object's shape (appendFunctionEcho)
 	case "tool_choice":
 		d.echo(key, v)
 		return d.toolChoice(v)
@@ -207,11 +206,9 @@ func (d *decoder) member(key string, v []byte) error {
 		d.echo(key, v)
 		return err
 	case "reasoning":
-		d.echo(key, v)
-		return d.reasoning(v)
+		return d.reasoning(v) // echoed in the response object's shape
 	case "text":
-		d.echo(key, v)
-		return d.text(v)
+		return d.text(v) // echoed in the response object's shape
 	case "include":
 		return d.include(v)
 	case "prompt_cache_key":
@@ -378,6 +375,9 @@ func (d *decoder) input(v []byte) error {
 			it, err := d.item(at("input", i), el)
 			if err != nil {
 				return err
+			}
+			if it.ref != "" && ItemResponse(it.ref) != "" {
+				r.refs = append(r.refs, len(r.own))
 			}
 			r.Items = append(r.Items, json.RawMessage(el))
 			r.own = append(r.own, it)

@@ -192,6 +192,10 @@ func TestDecodeRefuses(t *testing.T) {
 		{"metadata pairs", `{"model":"m","input":"x","metadata":{"1":"","2":"","3":"","4":"","5":"","6":"","7":"","8":"","9":"","10":"","11":"","12":"","13":"","14":"","15":"","16":"","17":""}}`, "metadata", "object_above_max_properties", ""},
 		{"background", `{"model":"m","input":"x","background":true}`, "background", "unsupported_parameter", ""},
 		{"stream type", `{"model":"m","input":"x","stream":"yes"}`, "stream", "invalid_type", ""},
+		{"call without type", `{"model":"m","input":[{"id":"fc_1","call_id":"c","name":"f","arguments":"{}"}]}`, "input[0].type", "missing_required_parameter", ""},
+		{"reference without id", `{"model":"m","input":[{"type":"item_reference"}]}`, "input[0].id", "missing_required_parameter", ""},
+		{"reference id type", `{"model":"m","input":[{"type":"item_reference","id":7}]}`, "input[0].id", "invalid_type", ""},
+		{"reference key", `{"model":"m","input":[{"type":"item_reference","id":"msg_1","role":"user"}]}`, "input[0].role", "unknown_parameter", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, e := decodeAll(t, []byte(tc.body))

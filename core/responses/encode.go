@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"math/rand/v2"
 	"strconv"
 
 	"github.com/fngate/fngate/core/llm"
@@ -39,20 +38,6 @@ func statusOf(stop llm.StopReason) Status {
 	return Status{Status: "completed"}
 }
 
-// NewID returns an id of OpenAI's form for an object or item: prefix_ and 48 base62
-// characters (resp_..., msg_..., fc_..., rs_...). Ids only have to be unique; they are not
-// secrets.
-func NewID(prefix string) string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, 0, len(prefix)+49)
-	b = append(b, prefix...)
-	b = append(b, '_')
-	for range 48 {
-		b = append(b, alphabet[rand.IntN(len(alphabet))])
-	}
-	return string(b)
-}
-
 // output is one output item, as a whole answer holds it or as a stream builds it.
 type output struct {
 	kind      itemKind // itemMessage, itemCall or itemReasoning
@@ -66,9 +51,10 @@ type output struct {
 	status    string // the item's own status: completed, or incomplete when the answer was cut
 }
 
-// outputs turns an answer's parts into output items: consecutive text into one message,
-// each tool call into a function_call, each thinking block into a reasoning item.
-func outputs(a *llm.Answer) []*output {
+// outputs turns an answer's parts into the output items of response respID: consecutive
+// text into one message, each tool call into a function_call, each thinking block into a
+// reasoning item.
+func outputs(a *llm.Answer, respID string) []*output {
 	var out []*output
 	var msg *output
 	for i := range a.Parts {
@@ -76,17 +62,17 @@ func outputs(a *llm.Answer) []*output {
 		switch p.Kind {
 		case llm.PartText:
 			if msg == nil {
-				msg = &output{kind: itemMessage, id: NewID("msg")}
+				msg = &output{kind: itemMessage, id: itemID("msg", respID, len(out))}
 				out = append(out, msg)
 			}
 			msg.text = append(msg.text, p.Text...)
 			continue
 		case llm.PartToolUse:
-			out = append(out, &output{kind: itemCall, id: NewID("fc"), callID: p.ID, name: p.Name, text: []byte(p.Input)})
+			out = append(out, &output{kind: itemCall, id: itemID("fc", respID, len(out)), callID: p.ID, name: p.Name, text: []byte(p.Input)})
 		case llm.PartThinking:
-			out = append(out, &output{kind: itemReasoning, id: NewID("rs"), text: []byte(p.Text), signature: p.Signature})
+			out = append(out, &output{kind: itemReasoning, id: itemID("rs", respID, len(out)), text: []byte(p.Text), signature: p.Signature})
 		case llm.PartRedactedThinking:
-			out = append(out, &output{kind: itemReasoning, id: NewID("rs"), redacted: p.Data})
+			out = append(out, &output{kind: itemReasoning, id: itemID("rs", respID, len(out)), redacted: p.Data})
 		default:
 			continue // raw blocks only come from Anthropic's server tools, which this door never asks for
 		}
@@ -94,7 +80,7 @@ func outputs(a *llm.Answer) []*output {
 	}
 	if a.Refusal != nil && *a.Refusal != "" {
 		if msg == nil {
-			msg = &output{kind: itemMessage, id: NewID("msg")}
+			msg = &output{kind: itemMessage, id: itemID("msg", respID, len(out))}
 			out = append(out, msg)
 		}
 		msg.refusal = *a.Refusal
@@ -105,7 +91,7 @@ func outputs(a *llm.Answer) []*output {
 // AppendResponse appends a whole answer as a response object.
 func AppendResponse(b []byte, o *Object, a *llm.Answer) []byte {
 	st := statusOf(a.Stop)
-	items := outputs(a)
+	items := outputs(a, o.ID)
 	for _, it := range items {
 		it.status = "completed"
 	}
@@ -116,8 +102,11 @@ func AppendResponse(b []byte, o *Object, a *llm.Answer) []byte {
 }
 
 // appendObject writes the response object: the fields in the order OpenAI writes them, each
-// setting as the client sent it, or what the route did when it sent none (null where that
-// depends on the backend: temperature and top_p are the backend's defaults).
+// setting as the client sent it (tools, reasoning and text in the response's own shape, see
+// tools.go), or OpenAI's default when it sent none: temperature and top_p 1, the penalties 0
+// (this door takes neither penalty, as OpenAI's Responses API does not). Every member the
+// Responses API's object has is there, so a client (or the Open Responses schema) that
+// requires one finds it.
 func appendObject(b []byte, o *Object, st Status, items []*output, u *llm.Usage) []byte {
 	r := o.Request
 	enc := r != nil && r.IncludeEncrypted
@@ -147,7 +136,7 @@ func appendObject(b []byte, o *Object, st Status, items []*output, u *llm.Usage)
 	} else {
 		b = append(b, "null"...)
 	}
-	b = append(b, `,"incomplete_details":`...)
+	b = append(b, `,"frequency_penalty":0,"incomplete_details":`...)
 	if st.Incomplete != "" {
 		b = append(b, `{"reason":`...)
 		b = openai.AppendString(b, st.Incomplete)
@@ -170,7 +159,7 @@ func appendObject(b []byte, o *Object, st Status, items []*output, u *llm.Usage)
 	}
 	b = append(b, `],"parallel_tool_calls":`...)
 	b = echo(b, "parallel_tool_calls", "true")
-	b = append(b, `,"previous_response_id":`...)
+	b = append(b, `,"presence_penalty":0,"previous_response_id":`...)
 	b = echo(b, "previous_response_id", "null")
 	b = append(b, `,"prompt_cache_key":`...)
 	b = echo(b, "prompt_cache_key", "null")
@@ -181,7 +170,7 @@ func appendObject(b []byte, o *Object, st Status, items []*output, u *llm.Usage)
 	b = append(b, `,"service_tier":"default","store":`...)
 	b = strconv.AppendBool(b, o.Store)
 	b = append(b, `,"temperature":`...)
-	b = echo(b, "temperature", "null")
+	b = echo(b, "temperature", "1")
 	b = append(b, `,"text":`...)
 	b = echo(b, "text", `{"format":{"type":"text"}}`)
 	b = append(b, `,"tool_choice":`...)
@@ -189,7 +178,7 @@ func appendObject(b []byte, o *Object, st Status, items []*output, u *llm.Usage)
 	b = append(b, `,"tools":`...)
 	b = echo(b, "tools", "[]")
 	b = append(b, `,"top_logprobs":0,"top_p":`...)
-	b = echo(b, "top_p", "null")
+	b = echo(b, "top_p", "1")
 	b = append(b, `,"truncation":`...)
 	b = echo(b, "truncation", `"disabled"`)
 	b = append(b, `,"usage":`...)
@@ -278,10 +267,23 @@ func appendSummaryPart(b []byte, text []byte) []byte {
 	return append(b, '}')
 }
 
-// AppendUsage appends the usage object with only the reported counts: input_tokens is the
-// whole input, cached_tokens its share read from a cache, output_tokens includes the
-// reasoning_tokens.
+// AppendUsage appends the usage object: input_tokens is the whole input, cached_tokens its
+// share read from a cache, output_tokens includes the reasoning_tokens. The counts are the
+// reported ones (total_tokens their sum when not reported); the two details are always
+// there, as OpenAI always writes them, 0 when the backend reported no such tokens.
 func AppendUsage(b []byte, u *llm.Usage) []byte {
+	zero := 0
+	orZero := func(v *int) *int {
+		if v == nil {
+			return &zero
+		}
+		return v
+	}
+	total, sum := u.TotalTokens, 0
+	if total == nil && u.InputTokens != nil && u.OutputTokens != nil {
+		sum = *u.InputTokens + *u.OutputTokens
+		total = &sum
+	}
 	b = append(b, '{')
 	n := len(b)
 	field := func(name string, v *int) {
@@ -312,10 +314,10 @@ func AppendUsage(b []byte, u *llm.Usage) []byte {
 		b = append(b, '}')
 	}
 	field("input_tokens", u.InputTokens)
-	details("input_tokens_details", "cached_tokens", u.CacheReadTokens)
+	details("input_tokens_details", "cached_tokens", orZero(u.CacheReadTokens))
 	field("output_tokens", u.OutputTokens)
-	details("output_tokens_details", "reasoning_tokens", u.ReasoningTokens)
-	field("total_tokens", u.TotalTokens)
+	details("output_tokens_details", "reasoning_tokens", orZero(u.ReasoningTokens))
+	field("total_tokens", total)
 	return append(b, '}')
 }
 

@@ -40,6 +40,7 @@ type item struct {
 	role   string // messages
 	parts  []llm.Part
 	callID string // calls and outputs
+	ref    string // an item_reference's id
 	sealed string // a gateway-sealed compaction item's encrypted_content
 }
 
@@ -57,24 +58,33 @@ func (d *decoder) item(path string, v []byte) (item, error) {
 	if jsonx.KindOf(v) != jsonx.Object {
 		return it, invalidType(path, "an object", v)
 	}
-	typ, hasType, hasRole := "", false, false
+	typ, hasRole, onlyID := "", false, false
+	keys := 0 // besides type
 	var err error
 	_ = jsonx.Members(v, func(key string, el []byte) error {
 		switch key {
 		case "type":
-			hasType = true
-			typ, err = str(path+".type", el)
+			if !isNull(el) {
+				typ, err = str(path+".type", el)
+			}
+			return nil
 		case "role":
 			hasRole = true
+		case "id":
+			onlyID = true
 		}
+		keys++
 		return nil
 	})
+	onlyID = onlyID && keys == 1
 	switch {
 	case err != nil:
 		return it, err
-	case !hasType && hasRole:
+	case typ == "" && hasRole:
 		typ = "message" // the easy input message: {role, content}
-	case !hasType:
+	case typ == "" && onlyID:
+		typ = "item_reference" // OpenAI's item reference may leave out its type: {id}
+	case typ == "":
 		return it, missing(path + ".type")
 	}
 	switch typ {
@@ -91,6 +101,13 @@ func (d *decoder) item(path string, v []byte) (item, error) {
 	}
 	it.kind = itemOther
 	if typ == "item_reference" {
+		// One to an item of the gateway's is resolved from the store (references.go);
+		// until then, and when it cannot be, it is OpenAI's to resolve.
+		id, err := reference(path, v)
+		if err != nil {
+			return it, err
+		}
+		it.ref = id
 		d.only(path, path+" is an item_reference, which only OpenAI can resolve")
 	} else {
 		d.only(path, path+" is a "+typ+" item, which only OpenAI's Responses API models")
@@ -516,11 +533,13 @@ func conversation(items []item) ([]llm.Message, *llm.Error) {
 	calls := map[string]string{} // call_id -> the call's path, until answered
 	var order []string           // call ids in order, for the first unanswered
 	answered := map[string]bool{}
+	opaque := false // an item only OpenAI reads came before: it may hold a call
 	for i := range items {
 		it := &items[i]
 		switch it.kind {
 		case itemOther:
 			last = none
+			opaque = true
 			continue
 		case itemReasoning:
 			if len(it.parts) == 0 {
@@ -537,11 +556,14 @@ func conversation(items []item) ([]llm.Message, *llm.Error) {
 			calls[it.callID] = it.path
 			order = append(order, it.callID)
 		case itemOutput:
-			if _, ok := calls[it.callID]; !ok {
+			if _, ok := calls[it.callID]; ok {
+				delete(calls, it.callID)
+				answered[it.callID] = true
+			} else if !opaque {
 				return nil, bad(it.path+".call_id", "invalid_value", "No tool call found for function call output with call_id "+it.callID+".")
 			}
-			delete(calls, it.callID)
-			answered[it.callID] = true
+			// Else the call may be in the earlier item (an item_reference to an OpenAI call):
+			// OpenAI judges it on the native route, and the other routes refuse that item.
 		}
 		switch {
 		case it.kind == itemOutput:

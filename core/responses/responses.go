@@ -7,8 +7,10 @@
 //	tools.go      tools, tool_choice, text.format, reasoning, include
 //	items.go      input items (and a continued response's) -> llm messages
 //	errors.go     OpenAI's refusals, with the field in OpenAI's notation (input[3].content[0].text)
-//	encode.go     llm.Answer -> the response object; usage
+//	encode.go     llm.Answer -> the response object (every member the Responses API's has); usage
 //	stream.go     llm.Delta -> response.created ... response.completed events
+//	ids.go        response and item ids: an item id names the response holding it
+//	references.go item_reference input items to the gateway's own items, resolved from the store
 //	raw.go        a native upstream's own objects and events, with the gateway's names patched in
 //	compact.go    POST /v1/responses/compact: its body, the summary request, the compacted
 //	              object; compaction items given back as input
@@ -45,6 +47,8 @@
 //	metadata, user, safety_identifier        log labels, repeated in the response object
 //	client_metadata                          the client's own telemetry; sent to the native route only
 //	image detail, message phase              hints, accepted everywhere
+//	item_reference to an item the gateway    the item itself, read from the response store by the
+//	made                                     door (references.go); OpenAI's own: the native route
 //	background: true                         refused on every route: nothing keeps a response running
 //	compaction items                         the gateway's own (POST /v1/responses/compact on a
 //	                                         translated route): opened into a user message with
@@ -113,6 +117,8 @@ type Request struct {
 	echo map[string][]byte
 	// own are the request's items decoded, with their paths.
 	own []item
+	// refs are the indexes in own of item_reference items to the gateway's items.
+	refs []int
 	// conv is the whole conversation, a continued response's items first, once Continue
 	// built it.
 	conv []item

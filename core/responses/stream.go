@@ -111,7 +111,7 @@ func (e *StreamEncoder) Delta(b []byte, d *llm.Delta) []byte {
 	if d.RedactedThinking != "" {
 		b = e.closeCurrent(b, "completed")
 		b = e.closeCalls(b, "completed")
-		e.add(&output{kind: itemReasoning, id: NewID("rs"), redacted: d.RedactedThinking})
+		e.add(&output{kind: itemReasoning, id: e.nextID("rs"), redacted: d.RedactedThinking})
 		i := len(e.items) - 1
 		e.cur = i
 		b = e.itemEvent(b, "response.output_item.added", i, "in_progress")
@@ -201,6 +201,10 @@ func AppendErrorEvent(b []byte, fe *llm.Error) []byte {
 
 // Fail appends the end of a stream that failed after it began: an error event, then
 // response.failed with what had been output, so no client mistakes it for a finished answer.
+// The error event has code, message and param at its top level, as OpenAI sends it. The
+// Open Responses schema nests them in an error object instead; the gateway does not, since
+// openai-go ends a stream with an error at any event whose data has an "error" member, and
+// would then never read the response.failed that follows.
 func (e *StreamEncoder) Fail(b []byte, fe *llm.Error) []byte {
 	b = e.event(b, "error", func(b []byte) []byte {
 		code := fe.Code
@@ -284,6 +288,9 @@ func (e *StreamEncoder) itemEvent(b []byte, name string, i int, status string) [
 	})
 }
 
+// nextID is the id of the next output item (ids.go).
+func (e *StreamEncoder) nextID(prefix string) string { return itemID(prefix, e.obj.ID, len(e.items)) }
+
 func (e *StreamEncoder) add(it *output) {
 	it.status = "in_progress"
 	e.items = append(e.items, it)
@@ -296,7 +303,7 @@ func (e *StreamEncoder) message(b []byte) []byte {
 	}
 	b = e.closeCurrent(b, "completed")
 	b = e.closeCalls(b, "completed")
-	e.add(&output{kind: itemMessage, id: NewID("msg")})
+	e.add(&output{kind: itemMessage, id: e.nextID("msg")})
 	e.cur, e.parts, e.textPart, e.refusalPart = len(e.items)-1, 0, -1, -1
 	return e.itemEvent(b, "response.output_item.added", e.cur, "in_progress")
 }
@@ -321,7 +328,7 @@ func (e *StreamEncoder) reasoning(b []byte) []byte {
 	}
 	b = e.closeCurrent(b, "completed")
 	b = e.closeCalls(b, "completed")
-	e.add(&output{kind: itemReasoning, id: NewID("rs")})
+	e.add(&output{kind: itemReasoning, id: e.nextID("rs")})
 	e.cur = len(e.items) - 1
 	b = e.itemEvent(b, "response.output_item.added", e.cur, "in_progress")
 	return e.event(b, "response.reasoning_summary_part.added", func(b []byte) []byte {
@@ -336,7 +343,7 @@ func (e *StreamEncoder) toolCall(b []byte, tc *llm.ToolCallDelta) []byte {
 	}
 	if tc.ID != "" && e.calls[tc.Index] < 0 {
 		b = e.closeCurrent(b, "completed")
-		e.add(&output{kind: itemCall, id: NewID("fc"), callID: tc.ID, name: tc.Name})
+		e.add(&output{kind: itemCall, id: e.nextID("fc"), callID: tc.ID, name: tc.Name})
 		i := len(e.items) - 1
 		e.calls[tc.Index] = i
 		e.open = append(e.open, i)

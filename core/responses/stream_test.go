@@ -13,7 +13,7 @@ import (
 )
 
 // ids makes the random ids stable for the golden files.
-var ids = regexp.MustCompile(`"(resp|msg|fc|rs)_[A-Za-z0-9]{48}"`)
+var ids = regexp.MustCompile(`"(resp|msg|fc|rs)_[A-Za-z0-9]{48,52}"`)
 
 func stable(b []byte) []byte { return ids.ReplaceAll(b, []byte(`"${1}_ID"`)) }
 

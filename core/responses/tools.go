@@ -6,6 +6,7 @@ import (
 
 	"github.com/fngate/fngate/core/jsonx"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/openai"
 )
 
 // hostedTools names the tool types OpenAI runs itself, for the refusal's wording; any other
@@ -29,13 +30,21 @@ func (d *decoder) tools(v []byte) error {
 			return fail(bad("tools", "array_above_max_length", "Invalid 'tools': too many tools: "+strconv.Itoa(n)+" (this gateway's limit is "+strconv.Itoa(d.r.lim.MaxTools)+")."))
 		}
 	}
-	return array("tools", v, func(i int, el []byte) error {
+	// The response object repeats the tools in its own shape: a function tool with every
+	// member the Responses API's FunctionTool has (null where the client sent none), any
+	// other tool as sent.
+	echo := append(make([]byte, 0, len(v)+64), '[')
+	err := array("tools", v, func(i int, el []byte) error {
 		p := at("tools", i)
+		if i > 0 {
+			echo = append(echo, ',')
+		}
 		typ, err := typeOf(p, el)
 		if err != nil {
 			return err
 		}
 		if typ != "function" {
+			echo = append(echo, el...)
 			what, known := hostedTools[typ]
 			if !known {
 				what = typ
@@ -59,8 +68,47 @@ func (d *decoder) tools(v []byte) error {
 			err = fail(bad(p+".name", "invalid_value", "Invalid 'tools': duplicate function name '"+t.Name+"'."))
 		}
 		d.r.LLM.Tools = append(d.r.LLM.Tools, t)
+		echo = appendFunctionEcho(echo, &t)
 		return err
 	})
+	d.r.echo["tools"] = append(echo, ']')
+	return err
+}
+
+// appendFunctionEcho writes a function tool as a response object lists it. strict is null
+// when the client did not set it: a translated route then does not enforce the schema
+// (OpenAI's own default, on, is OpenAI's to report, and its answer passes through).
+func appendFunctionEcho(b []byte, t *llm.Tool) []byte {
+	b = append(b, `{"type":"function","name":`...)
+	b = openai.AppendString(b, t.Name)
+	b = append(b, `,"description":`...)
+	b = appendStringOrNull(b, t.Description)
+	b = append(b, `,"parameters":`...)
+	if t.Parameters != nil {
+		b = append(b, t.Parameters...)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"strict":`...)
+	b = appendBoolOrNull(b, t.Strict)
+	if t.DeferLoading {
+		b = append(b, `,"defer_loading":true`...)
+	}
+	return append(b, '}')
+}
+
+func appendStringOrNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return openai.AppendString(b, s)
+}
+
+func appendBoolOrNull(b []byte, v *bool) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendBool(b, *v)
 }
 
 // typeOf returns an object's "type" member, which must be there.
@@ -211,16 +259,19 @@ func (d *decoder) toolChoice(v []byte) error {
 	return nil
 }
 
-// reasoning reads {effort, summary} (generate_summary is summary's deprecated name).
+// reasoning reads {effort, summary} (generate_summary is summary's deprecated name). The
+// response object repeats both, null where not set.
 func (d *decoder) reasoning(v []byte) error {
 	if isNull(v) {
 		return nil
 	}
-	return object("reasoning", v, func(key string, el []byte) error {
+	effort := ""
+	err := object("reasoning", v, func(key string, el []byte) error {
 		p := "reasoning." + key
 		switch key {
 		case "effort":
 			s, err := enumOrNull(p, el, "none", "minimal", "low", "medium", "high", "xhigh")
+			effort = s
 			if s != "none" {
 				d.r.LLM.Responses.Effort = s
 			}
@@ -234,20 +285,29 @@ func (d *decoder) reasoning(v []byte) error {
 		}
 		return unknownParam(p, key, "effort", "summary", "generate_summary")
 	})
+	b := append(make([]byte, 0, 48), `{"effort":`...)
+	b = appendStringOrNull(b, effort)
+	b = append(b, `,"summary":`...)
+	b = appendStringOrNull(b, d.r.Summary)
+	d.r.echo["reasoning"] = append(b, '}')
+	return err
 }
 
-// text reads {format, verbosity}.
+// text reads {format, verbosity}. The response object repeats them with the format in full
+// (text when none was given) and the verbosity when one was.
 func (d *decoder) text(v []byte) error {
 	if isNull(v) {
 		return nil
 	}
-	return object("text", v, func(key string, el []byte) error {
+	verbosity := ""
+	err := object("text", v, func(key string, el []byte) error {
 		p := "text." + key
 		switch key {
 		case "format":
 			return d.format(el)
 		case "verbosity":
 			s, err := enumOrNull(p, el, "low", "medium", "high")
+			verbosity = s
 			if s == "low" || s == "high" {
 				d.only(p, "text.verbosity "+s+" is a setting of OpenAI's models")
 			}
@@ -255,6 +315,35 @@ func (d *decoder) text(v []byte) error {
 		}
 		return unknownParam(p, key, "format", "verbosity")
 	})
+	b := appendFormatEcho(append(make([]byte, 0, 64), `{"format":`...), d.r.LLM.ResponseFormat)
+	if verbosity != "" {
+		b = append(b, `,"verbosity":`...)
+		b = openai.AppendString(b, verbosity)
+	}
+	d.r.echo["text"] = append(b, '}')
+	return err
+}
+
+// appendFormatEcho writes text.format as a response object lists it: a json_schema format
+// with its description (null when none) and strict (false when not set, OpenAI's default).
+func appendFormatEcho(b []byte, rf *llm.ResponseFormat) []byte {
+	switch {
+	case rf == nil:
+		return append(b, `{"type":"text"}`...)
+	case rf.Type != llm.FormatJSONSchema:
+		b = append(b, `{"type":`...)
+		b = openai.AppendString(b, rf.Type)
+		return append(b, '}')
+	}
+	b = append(b, `{"type":"json_schema","name":`...)
+	b = openai.AppendString(b, rf.Name)
+	b = append(b, `,"description":`...)
+	b = appendStringOrNull(b, rf.Description)
+	b = append(b, `,"schema":`...)
+	b = append(b, rf.Schema...)
+	b = append(b, `,"strict":`...)
+	b = strconv.AppendBool(b, rf.Strict != nil && *rf.Strict)
+	return append(b, '}')
 }
 
 var formatKeys = []string{"type", "name", "schema", "strict", "description"}

@@ -241,6 +241,51 @@ func TestAcrossInstances(t *testing.T) {
 	}
 }
 
+// TestItemReferencesAcrossInstances: an item_reference to a function call one instance made
+// is resolved on the other from the shared store, on every backend (the stored response
+// read by its id and key, which DynamoDB and Firestore answer as they answer
+// previous_response_id); another key's request gets the 400 naming the reference.
+func TestItemReferencesAcrossInstances(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			var logs gatewaytest.LogBuffer
+			ga, gb := instances(t, b, b.open(t), &clock{}, &logs)
+			ctx := context.Background()
+			tool := responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{Name: "lookup", Strict: oai.Bool(false),
+				Parameters: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}}
+			a, bc, other := client(ga, appKey), client(gb, appKey), client(gb, otherKey)
+			first, err := a.Responses.New(ctx, responses.ResponseNewParams{Model: "mock-tools", Input: text("find it"),
+				Tools: []responses.ToolUnionParam{tool}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := first.Output[0].AsFunctionCall()
+			out := responses.ResponseInputItemParamOfFunctionCallOutput("42")
+			out.OfFunctionCallOutput.CallID = oai.String(call.CallID)
+			params := responses.ResponseNewParams{Model: "mock-tools", Tools: []responses.ToolUnionParam{tool},
+				Input: responses.ResponseNewParamsInputUnion{OfInputItemList: []responses.ResponseInputItemUnionParam{
+					responses.ResponseInputItemParamOfMessage("find it", responses.EasyInputMessageRoleUser),
+					{OfItemReference: &responses.ResponseInputItemItemReferenceParam{ID: call.ID, Type: "item_reference"}},
+					out,
+				}}}
+			second, err := bc.Responses.New(ctx, params)
+			if err != nil {
+				t.Fatalf("on b: %v", err)
+			}
+			if second.OutputText() != "The tool returned: 42" {
+				t.Errorf("on b: %s", second.RawJSON())
+			}
+			_, err = other.Responses.New(ctx, params)
+			if e := apiError(err); e == nil || e.StatusCode != 400 || e.Param != "input[1]" {
+				t.Errorf("another key on b: %v", err)
+			}
+			if lines := logs.Lines(t, "response_store"); len(lines) != 0 {
+				t.Errorf("store errors logged: %v", lines)
+			}
+		})
+	}
+}
+
 func apiError(err error) *oai.Error {
 	var e *oai.Error
 	if errors.As(err, &e) {
