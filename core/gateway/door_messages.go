@@ -14,6 +14,8 @@ type messagesDoor struct{}
 
 func (*messagesDoor) endpoint() string { return "messages" }
 
+func (*messagesDoor) anthropic() {}
+
 func (*messagesDoor) decode(r *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	req, e := messages.Decode(body, r.Header, messages.Limits{MaxMessages: in.maxMessages, MaxTools: in.maxTools})
 	if e != nil {

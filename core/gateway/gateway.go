@@ -23,7 +23,6 @@ package gateway
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,10 +40,8 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/llm"
-	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/responses"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
@@ -90,7 +87,15 @@ type Options struct {
 	// local server and Cloud Functions gen2 set it. Off (Lambda function URLs pass no
 	// upgrade), a handshake gets a 426 that names HTTP streaming instead.
 	WebSockets bool
+	// DeadlineMargin is how long before its context's deadline a request is ended in-band
+	// (request.go: Lambda's invoke deadline is the request context's); zero means
+	// DefaultDeadlineMargin. A request whose context has no deadline has no time limit.
+	DeadlineMargin time.Duration
 }
+
+// DefaultDeadlineMargin leaves a streamed answer the time to end with its error event and
+// the request's lines to be logged before Lambda ends the invoke.
+const DefaultDeadlineMargin = time.Second
 
 // Gateway serves the API. Safe for concurrent use.
 type Gateway struct {
@@ -119,6 +124,8 @@ type Gateway struct {
 	responseTTL time.Duration
 	compaction  *compaction.Keyring // nil: no responses.compaction_keys
 	sockets     *sockets
+	// deadlineMargin is Options.DeadlineMargin.
+	deadlineMargin time.Duration
 }
 
 type model struct {
@@ -166,6 +173,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 
 		responses:   opt.ResponseStore,
 		responseTTL: cmp.Or(opt.ResponseTTL, cfg.Responses.TTL.D()),
+
+		deadlineMargin: cmp.Or(opt.DeadlineMargin, DefaultDeadlineMargin),
 	}
 	if g.responseTTL <= 0 {
 		g.responseTTL = DefaultResponseTTL
@@ -263,8 +272,8 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/chat/completions", http.MethodPost, g.door(func() door { return &chatDoor{} })},
 		{"/v1/completions", http.MethodPost, g.door(func() door { return &completionsDoor{} })},
 		{"/v1/messages", http.MethodPost, g.door(func() door { return &messagesDoor{} })},
-		{"/v1/messages/count_tokens", http.MethodPost, g.serveCountTokens},
-		{"/v1/embeddings", http.MethodPost, g.serveEmbeddings},
+		{"/v1/messages/count_tokens", http.MethodPost, g.handle(func() wire { return &countDoor{} }, (*request).serveCountTokens)},
+		{"/v1/embeddings", http.MethodPost, g.handle(func() wire { return openaiWire(endpointEmbeddings) }, (*request).serveEmbeddings)},
 		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
 		{"/v1/responses/compact", http.MethodPost, g.door(func() door { return &compactDoor{g: g} })},
 		{"/v1/responses", http.MethodGet, g.serveResponsesSocket}, // WebSocket mode
@@ -301,9 +310,6 @@ func (g *Gateway) routes() *http.ServeMux {
 	mux.HandleFunc("/", g.unknownURL)
 	return mux
 }
-
-// ServeHTTP dispatches the API.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
 
 // anthropicClient reports whether a request comes from an Anthropic client, which wants its
 // errors (and its model list) in Anthropic's shapes.
@@ -405,25 +411,10 @@ func flush(w http.ResponseWriter) error {
 	return err
 }
 
-// clientGone reports whether the request's client has left.
-func clientGone(ctx context.Context) bool { return ctx.Err() != nil }
-
 // WriteError answers e for a platform wrapper that fails around the gateway (a function that
-// could not start, a panic that escaped), in the shape the request's client reads:
-// Anthropic's for a Messages client, OpenAI's otherwise.
+// could not start), in the shape the request's client reads: Anthropic's for a Messages
+// client, OpenAI's otherwise.
 func WriteError(w http.ResponseWriter, r *http.Request, e *llm.Error) { writeBare(w, r, e) }
-
-// AppendErrorEvent appends the in-band error event that ends a stream a platform wrapper had
-// to cut (the function's time limit), in the request's client's shape.
-func AppendErrorEvent(b []byte, r *http.Request, e *llm.Error) []byte {
-	if anthropicClient(r) {
-		return messages.AppendErrorEvent(b, e, "")
-	}
-	if strings.HasPrefix(r.URL.Path, "/v1/responses") {
-		return responses.AppendErrorEvent(b, e)
-	}
-	return openai.AppendErrorEvent(b, e)
-}
 
 // propagating returns a copy of client whose transport the tracer wraps.
 func propagating(client *http.Client, t Tracer) *http.Client {

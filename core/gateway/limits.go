@@ -140,7 +140,8 @@ func nanoUSD(usd float64) int64 { return int64(math.Round(usd * 1e9)) }
 // admitLimits holds the request to its key's limits once its model is known: in is its input
 // estimate and out the output it may produce (none for an embedding). When ok is false the
 // client has its answer.
-func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, m *model, in, out int) bool {
+func (q *request) admitLimits(in, out int) bool {
+	g, rc, m := q.g, &q.rc, q.m
 	l := g.limiter
 	if l == nil || rc.key == nil {
 		return true
@@ -161,34 +162,34 @@ func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc
 	}
 	for _, ru := range rules {
 		if ru.tpm > 0 && ls.reservedTok > ru.tpm {
-			g.refuse(w, d, rc, tooManyTokens(rc, ru, ls.reservedTok, out > 0))
+			q.refuse(tooManyTokens(rc, ru, ls.reservedTok, out > 0))
 			return false
 		}
 	}
 	now := g.now()
-	ctx, cancel := context.WithTimeout(r.Context(), l.timeout)
+	ctx, cancel := context.WithTimeout(q.r.Context(), l.timeout)
 	c, ok, err := l.store.Take(ctx, ls.key, counters.At(now), ls.amounts())
 	cancel()
 	switch {
-	case err != nil && clientGone(r.Context()):
-		g.logRequest(rc, statusClientClosed, "", nil)
+	case err != nil && q.clientGone():
+		q.done(statusClientClosed, "", nil)
 		return false
 	case err != nil:
 		g.counterStoreFailed(rc, "take", err)
 		if l.closed {
-			g.refuse(w, d, rc, &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "limits_unavailable", RetryAfter: "1",
+			q.refuse(&llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "limits_unavailable", RetryAfter: "1",
 				Message: "the gateway cannot check this key's rate limits and budgets right now (counters.on_store_error: closed); retry shortly"})
 			return false
 		}
 		return true
 	case !ok:
-		setRateHeaders(w.Header(), rules, c, now)
-		g.refuse(w, d, rc, refusal(rc, ls, c, now))
+		setRateHeaders(q.w.Header(), rules, c, now)
+		q.refuse(refusal(rc, ls, c, now))
 		return false
 	}
 	ls.w = c.Windows
 	rc.lease = ls
-	setRateHeaders(w.Header(), rules, c, now)
+	setRateHeaders(q.w.Header(), rules, c, now)
 	return true
 }
 

@@ -187,8 +187,11 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 	if a.TTFT > 0 {
 		attrs = append(attrs, slog.Float64("ttft_ms", ms(a.TTFT)))
 	}
-	if a.ErrorClass != "" {
+	switch {
+	case a.ErrorClass != "":
 		attrs = append(attrs, slog.String("error_class", a.ErrorClass), slog.String("error_code", a.ErrorCode), slog.String("error_message", a.ErrorMessage))
+	case a.ErrorCode != "": // the gateway's own end of the attempt (function_timeout), no provider's failure
+		attrs = append(attrs, slog.String("error_code", a.ErrorCode), slog.String("error_message", a.ErrorMessage))
 	}
 	if a.Usage.Reported() {
 		attrs = append(attrs, slog.Any("usage", usageAttrs(&a.Usage)))
