@@ -5,6 +5,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
 
 // answer serves a non-streaming request, failing over while the failure allows and
@@ -17,9 +18,9 @@ func (q *request) answer(routes []*route) {
 			return a.failure(err)
 		}
 		a.answered(ans)
-		a.rec.outChars = answerChars(ans)
+		a.outChars = answerChars(ans)
 		a.usage = &ans.Usage
-		a.finish(OutcomeOK, nil)
+		a.finish(record.OutcomeOK, nil)
 		q.writeAnswer(a.rt, ans)
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
 
 // errTotalTimeout cancels an attempt that exceeded the total time limit.
@@ -19,14 +20,19 @@ var errTotalTimeout = &providers.Error{Class: providers.Timeout, Message: "the a
 type attempt struct {
 	q        *request
 	rt       *route
-	rec      *AttemptRecord
-	usage    *llm.Usage // what it used so far, charged by finish; nil: nothing known
-	ctx      context.Context
-	cancel   context.CancelCauseFunc // cancels with a cause; idle uses it too
-	stop     context.CancelFunc
-	first    *time.Timer
-	began    time.Time
-	deadline time.Time // when total runs out
+	rec      *record.Attempt
+	usage    *llm.Usage          // what it used so far, charged by finish; nil: nothing known
+	trace    record.AttemptTrace // nil: not traced
+	outChars int                 // characters of output the client was sent, for estimates
+	embedded bool                // an embeddings answer: charged its input estimate when unreported
+	// impossible are the usage counts dropped, logged with the attempt.
+	impossible []llm.ImpossibleCount
+	ctx        context.Context
+	cancel     context.CancelCauseFunc // cancels with a cause; idle uses it too
+	stop       context.CancelFunc
+	first      *time.Timer
+	began      time.Time
+	deadline   time.Time // when total runs out
 }
 
 // errSkip is a route that turned out unable to serve the request once asked (a backend that
@@ -63,12 +69,14 @@ func (q *request) begin(rt *route, n int) *attempt {
 	rc, m := &q.rc, q.m
 	rc.attempts++
 	rec := q.g.newAttempt(rc, rt, n)
-	ctx, cancel := context.WithCancelCause(rc.traceAttempt(q.r.Context(), rec))
-	now := time.Now()
-	deadline := now.Add(m.timeouts.Total.D())
-	ctx, stop := context.WithDeadlineCause(ctx, deadline, errTotalTimeout)
-	return &attempt{q: q, rt: rt, rec: rec, ctx: ctx, cancel: cancel, stop: stop, began: now, deadline: deadline,
-		first: time.AfterFunc(m.timeouts.FirstByte.D(), func() { cancel(providers.ErrFirstByteTimeout) })}
+	a := &attempt{q: q, rt: rt, rec: rec}
+	ctx, cancel := context.WithCancelCause(a.startTrace(q.r.Context()))
+	a.began = time.Now()
+	a.deadline = a.began.Add(m.timeouts.Total.D())
+	a.ctx, a.stop = context.WithDeadlineCause(ctx, a.deadline, errTotalTimeout)
+	a.cancel = cancel
+	a.first = time.AfterFunc(m.timeouts.FirstByte.D(), func() { cancel(providers.ErrFirstByteTimeout) })
+	return a
 }
 
 // finish is the one end of every attempt: its clocks stop and its call is released, pe (nil
@@ -77,11 +85,11 @@ func (q *request) begin(rt *route, n int) *attempt {
 func (a *attempt) finish(outcome string, pe *providers.Error) {
 	a.end()
 	if pe != nil {
-		a.rec.setError(pe)
+		setError(a.rec, pe)
 	}
 	a.rec.Outcome = outcome
 	a.charge()
-	a.q.g.logAttempt(a.rec)
+	a.q.g.logAttempt(a)
 }
 
 // charge records what the attempt used, prices it and charges it to the key's counters, once.
@@ -92,7 +100,7 @@ func (a *attempt) charge() {
 		return
 	}
 	q := a.q
-	q.g.setUsage(a.rec, a.usage, q.m, &q.rc)
+	q.g.setUsage(a, a.usage, q.m, &q.rc)
 	a.usage = nil
 }
 
@@ -105,20 +113,20 @@ func (a *attempt) failedBeforeOutput(pe *providers.Error, more bool) bool {
 	switch {
 	case q.timeUp():
 		a.rec.ErrorCode, a.rec.ErrorMessage = errFunctionTimeout.Code, errFunctionTimeout.Message
-		a.finish(OutcomeError, nil)
+		a.finish(record.OutcomeError, nil)
 		q.fail(a.rt, errFunctionTimeout)
 		return false
 	case q.clientGone():
-		a.finish(OutcomeClientClosed, nil)
+		a.finish(record.OutcomeClientClosed, nil)
 		q.done(statusClientClosed, a.rt.id, nil)
 		return false
 	}
 	more = more && pe.Failover()
 	if more {
-		a.finish(OutcomeFailover, pe)
+		a.finish(record.OutcomeFailover, pe)
 		return true
 	}
-	a.finish(OutcomeError, pe)
+	a.finish(record.OutcomeError, pe)
 	q.fail(a.rt, pe.ClientError())
 	return false
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
 
 // HeaderTokenCount says how /v1/messages/count_tokens counted: "exact" when a route's
@@ -19,7 +20,7 @@ const HeaderTokenCount = "X-Fngate-Token-Count"
 // its own name in the logs.
 type countDoor struct{ messagesDoor }
 
-func (*countDoor) endpoint() string { return "count_tokens" }
+func (*countDoor) endpoint() string { return record.EndpointCountTokens }
 
 // serveCountTokens answers POST /v1/messages/count_tokens: the model's routes are asked in
 // plan order, failing over like any attempt, and the first that can count exactly answers.
@@ -66,7 +67,7 @@ func (q *request) serveCountTokens(body []byte) {
 		if err != nil {
 			return a.failure(err)
 		}
-		a.finish(OutcomeOK, nil)
+		a.finish(record.OutcomeOK, nil)
 		q.writeCount(a.rt, n, "exact")
 		return nil
 	})

@@ -9,10 +9,8 @@ import (
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
-
-// endpointEmbeddings names POST /v1/embeddings in logs and attempt records.
-const endpointEmbeddings = "embeddings"
 
 // serveEmbeddings answers POST /v1/embeddings: OpenAI's Embeddings, on the models of kind
 // embedding.
@@ -61,8 +59,8 @@ func (q *request) serveEmbeddings(body []byte) {
 		if err != nil {
 			return a.failure(err)
 		}
-		a.rec.embedded, a.usage = true, &out.Usage
-		a.finish(OutcomeOK, nil)
+		a.embedded, a.usage = true, &out.Usage
+		a.finish(record.OutcomeOK, nil)
 		g.setRouteHeaders(&q.w, rc, rt)
 		writeJSON(&q.w, http.StatusOK, openai.AppendEmbeddings(make([]byte, 0, embeddingsSize(out, req.Base64)), rc.model, req.Base64, out))
 		q.done(http.StatusOK, rt.id, nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/fngate/fngate/core/jsonx"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/responses"
 	"github.com/fngate/fngate/core/responsestore"
 )
@@ -46,7 +47,7 @@ type responsesDoor struct {
 	final []byte
 }
 
-func (*responsesDoor) endpoint() string { return "responses" }
+func (*responsesDoor) endpoint() string { return record.EndpointResponses }
 
 // defaultMaximum: Codex, the door's main client, sends no max_output_tokens. On a priced model
 // with a ceiling, the ceiling becomes the request's maximum instead of a refusal, which bounds
@@ -345,7 +346,7 @@ func (e *responsesEncoder) fail(b []byte, oe *llm.Error) []byte { return e.enc.F
 // key that made it.
 func (g *Gateway) serveStoredResponse(w http.ResponseWriter, r *http.Request) {
 	q := requestOf(g, w, r)
-	st, ok := q.storedResponse("get_response")
+	st, ok := q.storedResponse(record.EndpointGetResponse)
 	if !ok {
 		return
 	}
@@ -356,7 +357,7 @@ func (g *Gateway) serveStoredResponse(w http.ResponseWriter, r *http.Request) {
 // serveDeleteResponse answers DELETE /v1/responses/{id}.
 func (g *Gateway) serveDeleteResponse(w http.ResponseWriter, r *http.Request) {
 	q := requestOf(g, w, r)
-	st, ok := q.storedResponse("delete_response")
+	st, ok := q.storedResponse(record.EndpointDeleteResponse)
 	if !ok {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/loopback"
 )
 
@@ -473,7 +474,7 @@ models:
 	}
 	// The log of every attempt has the route's residency; the us route was never asked but by
 	// the us key.
-	for _, a := range g.logs.Lines(t, gateway.MsgAttempt) {
+	for _, a := range g.logs.Lines(t, record.MsgAttempt) {
 		if a["route"] == "mock/lorem" && a["residency"] != "us" || a["route"] == "mock/echo" && a["residency"] != "eu" {
 			t.Errorf("attempt %v", a)
 		}

@@ -1,22 +1,25 @@
 // Package gateway is the http.Handler every platform serves: route the endpoint to its front
 // door, authenticate, decode strictly, plan routes, attempt them with failover before any
-// output, answer in JSON or SSE, and log each attempt.
+// output, answer in JSON or SSE, and log each attempt. What it says of each request and
+// attempt (the records, outcomes, message names, endpoints and error classes) is core/record.
 //
 //	gateway.go        Options, New, the endpoint table
+//	request.go        one request, written once: its value, ServeHTTP (time limit, recover), the
+//	                  prelude (admit, receive) and its ends (refuse, fail, done)
+//	serve.go          a door's request: body, decode, model, limits, plan, then an answer
+//	attempt.go        the failover loop, and one attempt on one route: its timers, finish
+//	answer.go         a non-streamed answer
+//	stream.go         a streamed answer, committing at the first visible delta
 //	door.go           what a front door is: decode, encode answers, events and errors
 //	door_chat.go      OpenAI Chat Completions and legacy Completions
 //	door_messages.go  Anthropic Messages (and count_tokens in count.go)
 //	door_responses.go OpenAI Responses, and the stored responses (GET, DELETE /v1/responses/{id})
 //	door_compact.go   POST /v1/responses/compact: passed through to OpenAI, else a sealed summary
 //	socket.go         the Responses API's WebSocket mode: response.create messages on GET /v1/responses
-//	door_embeddings.go  OpenAI Embeddings: its own small flow over plan, attempt and record
-//	serve.go          one request: slot, key, body, decode, model, plan, then an answer
+//	door_embeddings.go  OpenAI Embeddings: its own decode over the same request and loop
 //	plan.go           which routes, in which order
-//	attempt.go        one attempt on one route: its timers, outcome and record
-//	answer.go         a non-streamed answer, failing over until one succeeds
-//	stream.go         a streamed answer, committing at the first visible delta
 //	record.go         the attempt and request log lines, usage and cost
-//	trace.go          the Tracer hooks (OpenTelemetry in core/telemetry/otel): nothing when off
+//	trace.go          the tracer's hooks (record.Tracer): nothing when off
 //	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
 //	auth.go, models.go, count.go
 package gateway
@@ -42,6 +45,7 @@ import (
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
@@ -65,10 +69,10 @@ type Options struct {
 	RequireKeys bool
 	// OnAttempt, when set, receives every attempt record after it is logged. It runs on the
 	// request path and must not block (the EventBridge publisher queues and returns).
-	OnAttempt func(*AttemptRecord)
+	OnAttempt func(*record.Attempt)
 	// Tracer, when set, traces every request and attempt (trace.go); nil traces nothing and
 	// costs nothing.
-	Tracer Tracer
+	Tracer record.Tracer
 	// ResponseStore keeps the Responses door's stored responses (store: true,
 	// previous_response_id, GET and DELETE /v1/responses/{id}); nil stores none, and
 	// responses say store: false.
@@ -114,9 +118,9 @@ type Gateway struct {
 	maxIn       int64
 	inFlight    atomic.Int64
 	started     int64
-	onAttempt   func(*AttemptRecord)
+	onAttempt   func(*record.Attempt)
 	limiter     *limiter           // nil: no key has a limit
-	tracer      Tracer             // nil: nothing traced
+	tracer      record.Tracer      // nil: nothing traced
 	secrets     *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 	mux         *http.ServeMux
 
@@ -273,7 +277,7 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/completions", http.MethodPost, g.door(func() door { return &completionsDoor{} })},
 		{"/v1/messages", http.MethodPost, g.door(func() door { return &messagesDoor{} })},
 		{"/v1/messages/count_tokens", http.MethodPost, g.handle(func() wire { return &countDoor{} }, (*request).serveCountTokens)},
-		{"/v1/embeddings", http.MethodPost, g.handle(func() wire { return openaiWire(endpointEmbeddings) }, (*request).serveEmbeddings)},
+		{"/v1/embeddings", http.MethodPost, g.handle(func() wire { return openaiWire(record.EndpointEmbeddings) }, (*request).serveEmbeddings)},
 		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
 		{"/v1/responses/compact", http.MethodPost, g.door(func() door { return &compactDoor{g: g} })},
 		{"/v1/responses", http.MethodGet, g.serveResponsesSocket}, // WebSocket mode
@@ -354,9 +358,9 @@ type requestCtx struct {
 	costSet  bool
 	usage    llm.Usage
 	skipped  []string
-	ttft     time.Duration // streams: from the request's start to its commit
-	trace    RequestTrace  // nil: not traced
-	lease    *lease        // what the key's counters reserved for the request (limits.go)
+	ttft     time.Duration       // streams: from the request's start to its commit
+	trace    record.RequestTrace // nil: not traced
+	lease    *lease              // what the key's counters reserved for the request (limits.go)
 	// inputEstimate is estimateTokens of the decoded request, worked out once for the
 	// limits and kept for the Messages door's message_start (door_messages.go). It is never
 	// logged, charged or traced: those take what the backend reported.
@@ -417,7 +421,7 @@ func flush(w http.ResponseWriter) error {
 func WriteError(w http.ResponseWriter, r *http.Request, e *llm.Error) { writeBare(w, r, e) }
 
 // propagating returns a copy of client whose transport the tracer wraps.
-func propagating(client *http.Client, t Tracer) *http.Client {
+func propagating(client *http.Client, t record.Tracer) *http.Client {
 	c := *client
 	next := c.Transport
 	if next == nil {

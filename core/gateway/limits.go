@@ -15,6 +15,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/telemetry"
 )
 
@@ -26,15 +27,6 @@ const (
 	HeaderLimitTokens       = "X-Ratelimit-Limit-Tokens"
 	HeaderRemainingTokens   = "X-Ratelimit-Remaining-Tokens"
 	HeaderResetTokens       = "X-Ratelimit-Reset-Tokens"
-)
-
-// Limits' log line and metric.
-const (
-	// MsgCounterStoreError (ERROR) is a counter call that failed or timed out; the request
-	// was served uncounted (on_store_error: open) or refused with a 503 (closed).
-	MsgCounterStoreError = "counter_store_error"
-	// MetricCounterStoreErrors counts them (EMF, namespace fngate, dimension OnStoreError).
-	MetricCounterStoreErrors = "CounterStoreErrors"
 )
 
 // DefaultReservedOutput is the output a request reserves when neither it nor its model sets a
@@ -230,7 +222,7 @@ func limited(scope string, k counters.Kind, n, max int64, on bool) counters.Amou
 // and for a count it did not report an estimate (the input estimate; a quarter of the
 // characters it streamed or answered). An attempt that produced nothing known is free; an
 // embedding answered is something known, though it has no output to count.
-func (rc *requestCtx) charge(a *AttemptRecord, u *llm.Usage, m *model) {
+func (rc *requestCtx) charge(a *attempt, u *llm.Usage, m *model) {
 	ls := rc.lease
 	if ls == nil || u.InputTokens == nil && u.OutputTokens == nil && a.outChars == 0 && !a.embedded {
 		return
@@ -285,14 +277,14 @@ func (g *Gateway) settle(rc *requestCtx) {
 
 func (g *Gateway) counterStoreFailed(rc *requestCtx, op string, err error) {
 	l := g.limiter
-	g.log.LogAttrs(context.Background(), slog.LevelError, MsgCounterStoreError,
+	g.log.LogAttrs(context.Background(), slog.LevelError, record.MsgCounterStoreError,
 		slog.String("request_id", rc.id),
 		slog.String("key", rc.key.Name),
 		slog.String("op", op),
 		slog.String("on_store_error", l.policy),
 		slog.String("error", err.Error()))
 	_ = l.emf.Write(g.now(), []telemetry.Dimension{{Name: "OnStoreError", Value: l.policy}},
-		[]telemetry.Metric{{Name: MetricCounterStoreErrors, Unit: "Count", Value: 1}},
+		[]telemetry.Metric{{Name: record.MetricCounterStoreErrors, Unit: "Count", Value: 1}},
 		map[string]any{"key": rc.key.Name, "op": op, "request_id": rc.id})
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/core/record"
 )
 
 const (
@@ -268,14 +269,14 @@ func TestMessagesStartEstimateIsNeverLoggedChargedOrTraced(t *testing.T) {
 // attemptTraces is a tracer that keeps the record each attempt's trace ends with.
 type attemptTraces struct {
 	mu   sync.Mutex
-	ends []gateway.AttemptRecord
+	ends []record.Attempt
 }
 
-func (a *attemptTraces) Request(*http.Request, string) gateway.RequestTrace { return requestTrace{a} }
+func (a *attemptTraces) Request(*http.Request, string) record.RequestTrace { return requestTrace{a} }
 
 func (a *attemptTraces) Transport(next http.RoundTripper) http.RoundTripper { return next }
 
-func (a *attemptTraces) last(t *testing.T) gateway.AttemptRecord {
+func (a *attemptTraces) last(t *testing.T) record.Attempt {
 	t.Helper()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -287,10 +288,10 @@ func (a *attemptTraces) last(t *testing.T) gateway.AttemptRecord {
 
 type requestTrace struct{ a *attemptTraces }
 
-func (requestTrace) Decoded(*llm.Request)       {}
-func (requestTrace) TraceID() string            { return "" }
-func (requestTrace) End(*gateway.RequestRecord) {}
-func (r requestTrace) Attempt(ctx context.Context, _ *gateway.AttemptRecord) (context.Context, gateway.AttemptTrace) {
+func (requestTrace) Decoded(*llm.Request) {}
+func (requestTrace) TraceID() string      { return "" }
+func (requestTrace) End(*record.Request)  {}
+func (r requestTrace) Attempt(ctx context.Context, _ *record.Attempt) (context.Context, record.AttemptTrace) {
 	return ctx, attemptTrace(r)
 }
 
@@ -298,7 +299,7 @@ type attemptTrace struct{ a *attemptTraces }
 
 func (attemptTrace) Answer(*llm.Answer) {}
 func (attemptTrace) Delta(*llm.Delta)   {}
-func (t attemptTrace) End(rec *gateway.AttemptRecord) {
+func (t attemptTrace) End(rec *record.Attempt) {
 	t.a.mu.Lock()
 	t.a.ends = append(t.a.ends, *rec)
 	t.a.mu.Unlock()

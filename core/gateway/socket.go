@@ -22,6 +22,7 @@ import (
 	"github.com/fngate/fngate/core/jsonx"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/responsestore"
 )
 
@@ -37,14 +38,6 @@ import (
 // /v1/responses runs. socketWriter is the only adapter: the stream code writes the
 // Responses door's server-sent events to it as it would to an HTTP client, and it sends each
 // event's data as one message.
-
-// TransportWebSocket names the WebSocket mode in log lines (transport) and traces
-// (fngate.transport).
-const TransportWebSocket = "websocket"
-
-// MsgWebSocket (INFO) is one WebSocket connection, logged when it closes: its id, key, the
-// number of messages it carried, how long it lasted and why it closed.
-const MsgWebSocket = "websocket"
 
 // sockets are the WebSocket mode's settings (Options.WebSockets and limits.websocket_*) and
 // its open connections, which a server's shutdown does not see (CloseWebSockets).
@@ -359,7 +352,7 @@ func (s *socket) end() {
 	if s.key != nil {
 		attrs = append(attrs, slog.String("key", s.key.Name))
 	}
-	s.g.log.LogAttrs(context.Background(), slog.LevelInfo, MsgWebSocket, attrs...)
+	s.g.log.LogAttrs(context.Background(), slog.LevelInfo, record.MsgWebSocket, attrs...)
 }
 
 // reader reads the client's messages into s.in until the connection ends. A message larger
@@ -768,10 +761,10 @@ func sseEvent(ev []byte) (name, data []byte) {
 	return name, data
 }
 
-// transport names how the request came: TransportWebSocket, or "" for HTTP.
+// transport names how the request came: record.TransportWebSocket, or "" for HTTP.
 func (rc *requestCtx) transport() string {
 	if rc.socket != "" {
-		return TransportWebSocket
+		return record.TransportWebSocket
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
 
 // errNoContent is a stream that ended properly but said nothing at all.
@@ -87,7 +88,7 @@ func (q *request) committed(s *streaming) {
 	var calls toolCalls
 	calls.delta(&s.first)
 	a.sent(&s.first)
-	a.rec.outChars += outputChars(&s.first)
+	a.outChars += outputChars(&s.first)
 	sw.buf = s.enc.start(sw.buf[:0], &s.first)
 	werr := sw.write(s.enc.delta(sw.buf, &s.first))
 
@@ -134,7 +135,7 @@ func (q *request) committed(s *streaming) {
 		if d.visible(&dl) || dl.Raw != nil {
 			calls.delta(&dl)
 			a.sent(&dl)
-			a.rec.outChars += outputChars(&dl)
+			a.outChars += outputChars(&dl)
 			werr = sw.write(s.enc.delta(sw.buf[:0], &dl))
 		}
 	}
@@ -153,20 +154,20 @@ func (q *request) endStream(s *streaming, sw *sseWriter, werr error, failed *pro
 	case q.timeUp():
 		_ = sw.send(s.enc.fail(sw.buf[:0], errFunctionTimeout))
 		a.rec.ErrorCode, a.rec.ErrorMessage = errFunctionTimeout.Code, errFunctionTimeout.Message
-		a.finish(OutcomeError, nil)
+		a.finish(record.OutcomeError, nil)
 		q.done(http.StatusOK, rt.id, errFunctionTimeout)
 	case werr != nil || q.clientGone():
-		a.finish(OutcomeClientClosed, nil)
+		a.finish(record.OutcomeClientClosed, nil)
 		q.done(statusClientClosed, rt.id, nil)
 	case failed != nil:
 		oe := failed.ClientError()
 		_ = sw.send(s.enc.fail(sw.buf[:0], oe))
-		a.finish(OutcomeError, failed)
+		a.finish(record.OutcomeError, failed)
 		q.done(http.StatusOK, rt.id, oe)
 	default:
-		outcome := OutcomeOK
+		outcome := record.OutcomeOK
 		if sw.send(s.enc.end(sw.buf[:0], &s.usage)) != nil {
-			outcome = OutcomeClientClosed
+			outcome = record.OutcomeClientClosed
 		}
 		a.finish(outcome, nil)
 		q.done(http.StatusOK, rt.id, nil)

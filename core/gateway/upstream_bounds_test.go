@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/core/record"
 )
 
 // oneUpstream is a priced model with a single OpenAI route, so an attempt's failure is the
@@ -164,7 +164,7 @@ func TestImpossibleUsageIsUnreported(t *testing.T) {
 						if !reflect.DeepEqual(l["usage"], logUsage(want)) {
 							t.Errorf("%s line usage %v, want %v", l["msg"], l["usage"], logUsage(want))
 						}
-					case gateway.MsgImpossibleUsage:
+					case record.MsgImpossibleUsage:
 						if l["level"] != "WARN" || l["route"] != "a/model-a" {
 							t.Errorf("impossible_usage line %v", l)
 						}

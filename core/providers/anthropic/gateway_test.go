@@ -20,6 +20,7 @@ import (
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/record"
 )
 
 // The gateway under test: every Anthropic route points at the fake. gw/claude-backup and
@@ -483,7 +484,7 @@ func TestCompletionsEndpointNotSupported(t *testing.T) {
 	}
 	requests := 0
 	for _, l := range h.logs.AfterRequests(t, 1) {
-		if l["msg"] == gateway.MsgRequest {
+		if l["msg"] == record.MsgRequest {
 			requests++
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/providers/vertex"
 	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/core/record"
 )
 
 // The gateway under test: one Vertex AI connection whose gRPC endpoint is the fake
@@ -487,7 +488,7 @@ func TestCompletionsEndpoint(t *testing.T) {
 	}
 	requests := 0
 	for _, l := range h.logs.AfterRequests(t, 2) {
-		if l["msg"] == gateway.MsgRequest {
+		if l["msg"] == record.MsgRequest {
 			requests++
 		}
 	}
