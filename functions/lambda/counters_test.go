@@ -13,7 +13,7 @@ import (
 	"github.com/fngate/fngate/core/counters/dynamocounters"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/routestate/storetest"
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 // TestBootstrapLimitsAcrossInstances runs two bootstraps, two Lambda instances, the way the

@@ -15,8 +15,8 @@ import (
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
 	"github.com/fngate/fngate/core/responsestore/storetest"
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 func parse(t *testing.T, yaml string) *config.Config {

@@ -22,7 +22,7 @@ import (
 	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/events/publish"
 	"github.com/fngate/fngate/events/remediation"
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 const selfRepairConfig = `
