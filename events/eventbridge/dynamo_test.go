@@ -16,8 +16,8 @@ import (
 	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
-	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestRacingFunctionsOnDynamoDB builds the function as main does (setup from the
@@ -25,7 +25,7 @@ import (
 // instances handle the same EventBridge event at once, as a target retry overlapping the
 // first invocation would: exactly one applies, on the real conditional writes.
 func TestRacingFunctionsOnDynamoDB(t *testing.T) {
-	endpoint := storetest.Moto(t)
+	endpoint := emulator.Moto(t)
 	t.Setenv("AWS_ENDPOINT_URL", endpoint)
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")

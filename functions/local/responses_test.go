@@ -19,7 +19,7 @@ import (
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
 	rstest "github.com/fngate/fngate/core/responsestore/storetest"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 func TestResponseStoreFromConfig(t *testing.T) {
@@ -80,7 +80,7 @@ func TestResponsesAcrossProcesses(t *testing.T) {
 			return fmt.Sprintf("store: file, path: %q", filepath.Join(t.TempDir(), "responses"))
 		}},
 		{"dynamodb", func(t *testing.T) string {
-			endpoint := storetest.Moto(t)
+			endpoint := emulator.Moto(t)
 			for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
 				"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
 				"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint} {
@@ -95,7 +95,7 @@ func TestResponsesAcrossProcesses(t *testing.T) {
 			return "store: dynamodb, table: " + table
 		}},
 		{"firestore", func(t *testing.T) string {
-			t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+			t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 			return fmt.Sprintf("store: firestore, project: fngate-test, collection: xproc_responses_%d", time.Now().UnixNano())
 		}},
 	} {

@@ -32,7 +32,7 @@ import (
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
 	"github.com/fngate/fngate/core/responsestore/storetest"
-	emu "github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 const (
@@ -88,7 +88,7 @@ var backends = []backend{
 		}
 	}},
 	{"dynamodb", true, func(t *testing.T) func(func() time.Time) responsestore.Store {
-		endpoint := emu.Moto(t)
+		endpoint := emulator.Moto(t)
 		client := func() *dynamodb.Client {
 			return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), HTTPClient: awsconf.HTTPClient(),
 				Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
@@ -103,7 +103,7 @@ var backends = []backend{
 		}
 	}},
 	{"firestore", true, func(t *testing.T) func(func() time.Time) responsestore.Store {
-		t.Setenv("FIRESTORE_EMULATOR_HOST", emu.Firestore(t))
+		t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 		collection := fmt.Sprint("shared_responses_", time.Now().UnixNano())
 		return func(now func() time.Time) responsestore.Store {
 			client, err := firestore.NewClient(context.Background(), "fngate-test")
