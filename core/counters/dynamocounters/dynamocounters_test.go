@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fngate/fngate/core/counters"
-	"github.com/fngate/fngate/core/counters/counterstest"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
+	"github.com/fngate/fngate/core/counters/internal/counterstest"
 	"github.com/fngate/fngate/internal/emulator"
 )
 

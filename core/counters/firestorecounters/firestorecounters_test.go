@@ -10,8 +10,8 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/fngate/fngate/core/counters"
-	"github.com/fngate/fngate/core/counters/counterstest"
 	"github.com/fngate/fngate/core/counters/firestorecounters"
+	"github.com/fngate/fngate/core/counters/internal/counterstest"
 	"github.com/fngate/fngate/internal/emulator"
 )
 
