@@ -4,7 +4,7 @@
 // raw answers and SSE bodies; for the Responses door (responses.go) a stream read to its end
 // with its checks, a response object to compare, and the agent clients' recorded requests;
 // for its WebSocket mode (socket.go) a client connection that reads one response at a time.
-// Any package's tests may import it.
+// Any of the module's tests may import it.
 package gatewaytest
 
 import (
