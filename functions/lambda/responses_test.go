@@ -14,9 +14,9 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
-	"github.com/fngate/fngate/core/responsestore/storetest"
 	"github.com/fngate/fngate/internal/emulator"
 	"github.com/fngate/fngate/internal/fakeruntime"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 func parse(t *testing.T, yaml string) *config.Config {
@@ -132,7 +132,7 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 	env := []string{"FNGATE_CONFIG_YAML=" + cfg, EnvResponsesTable + "=" + table, "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_ENDPOINT_URL=" + endpoint}
 	in := []*instance{start(t, env...), start(t, env...)}
-	storetest.AcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
+	gatewaytest.StoredAcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
 		t.Helper()
 		ev := fakeruntime.URLEvent(method, path, map[string]string{"content-type": "application/json", "authorization": "Bearer key-lambda-responses-1"}, body)
 		_, p, out := in[i].invoke(t, fakeruntime.Request{Event: ev})

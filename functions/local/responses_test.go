@@ -18,8 +18,8 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
-	rstest "github.com/fngate/fngate/core/responsestore/storetest"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 func TestResponseStoreFromConfig(t *testing.T) {
@@ -112,7 +112,7 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 				_, addr := startServer(t, cfg, "-route-state", "off")
 				addrs = append(addrs, addr)
 			}
-			rstest.AcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
+			gatewaytest.StoredAcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
 				t.Helper()
 				req, err := http.NewRequest(method, "http://"+addrs[i]+path, strings.NewReader(body))
 				if err != nil {

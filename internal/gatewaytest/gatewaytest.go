@@ -3,8 +3,9 @@
 // read while requests are still logging, an openai-go client of the server, and readers for
 // raw answers and SSE bodies; for the Responses door (responses.go) a stream read to its end
 // with its checks, a response object to compare, and the agent clients' recorded requests;
-// for its WebSocket mode (socket.go) a client connection that reads one response at a time.
-// Any of the module's tests may import it.
+// for its WebSocket mode (socket.go) a client connection that reads one response at a time;
+// and the platforms' scenario of a stored response carried across two gateway instances
+// (instances.go). Any of the module's tests may import it.
 package gatewaytest
 
 import (

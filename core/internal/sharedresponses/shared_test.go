@@ -30,9 +30,9 @@ import (
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
-	"github.com/fngate/fngate/core/responsestore/storetest"
 	"github.com/fngate/fngate/internal/emulator"
 	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 const (
@@ -404,7 +404,7 @@ func TestLargeResponsesAcrossInstances(t *testing.T) {
 // response_store_unavailable, a new response answered with store: false. Each call returns
 // (a client timeout of minutes catches a hang).
 func TestUnreachableStore(t *testing.T) {
-	hole := storetest.Blackhole(t)
+	hole := loopback.Blackhole(t)
 	for _, tc := range []struct {
 		name  string
 		store func(t *testing.T) responsestore.Store

@@ -18,8 +18,9 @@ import (
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
-	"github.com/fngate/fngate/core/responsestore/storetest"
+	"github.com/fngate/fngate/core/responsestore/internal/storetest"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 func client(endpoint string) *dynamodb.Client {
@@ -159,7 +160,7 @@ func TestTooLargeIsRefusedBeforeAnyCall(t *testing.T) {
 func TestUnreachableTable(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	for name, endpoint := range map[string]string{
-		"silent":  "http://" + storetest.Blackhole(t),
+		"silent":  "http://" + loopback.Blackhole(t),
 		"refused": "http://127.0.0.1:1",
 	} {
 		t.Run(name, func(t *testing.T) {
