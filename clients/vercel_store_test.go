@@ -16,10 +16,10 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/responsestore"
+	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 

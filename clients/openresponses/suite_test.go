@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/loopback"
 )

@@ -17,9 +17,9 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	fresponses "github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 

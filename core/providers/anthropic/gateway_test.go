@@ -17,8 +17,8 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 

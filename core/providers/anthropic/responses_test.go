@@ -12,7 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 

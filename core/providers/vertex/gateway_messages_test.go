@@ -14,9 +14,9 @@ import (
 
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/messages"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 

@@ -18,11 +18,11 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/providers/vertex"
 	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 

@@ -41,7 +41,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream/eventstreamapi"
 
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
 // Answer is one scripted reply.
