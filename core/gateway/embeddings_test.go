@@ -17,8 +17,8 @@ import (
 
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers/mock"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 const embedMock = `

@@ -20,11 +20,11 @@ import (
 	"github.com/fngate/fngate/core/providers"
 	anthropicp "github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/bedrock"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 const (

@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 // testNew builds providers the way the local server does, over the SDK's full chain.

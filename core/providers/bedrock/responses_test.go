@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 

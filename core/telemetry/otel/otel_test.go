@@ -16,10 +16,10 @@ import (
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/core/telemetry/otel"
 	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 	"github.com/fngate/fngate/internal/otlpfake"
 )
 
