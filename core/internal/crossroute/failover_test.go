@@ -21,10 +21,10 @@ import (
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/vertex"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/bedrockfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 const bedrockModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"

@@ -24,9 +24,9 @@ import (
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 	"github.com/fngate/fngate/core/providers/vertex"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 // upstream is a fake provider serving one recording to every request, in the provider's own

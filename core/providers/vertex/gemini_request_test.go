@@ -16,8 +16,8 @@ import (
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
 	"github.com/fngate/fngate/internal/golden"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 type requestCase struct {
