@@ -19,6 +19,7 @@ import (
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/bedrockfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
@@ -48,7 +49,7 @@ func TestVercelToolTurnsWithAStore(t *testing.T) {
 		}
 		return reply
 	}
-	bedrockfake.IsolateAWS(t, "AKIDVERCELSTORE")
+	awstest.Isolate(t, "AKIDVERCELSTORE")
 	br := bedrockfake.Start()
 	t.Cleanup(br.Close)
 	br.AccessKeyID = "AKIDVERCELSTORE"

@@ -16,6 +16,7 @@ import (
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
@@ -26,11 +27,7 @@ import (
 // first invocation would: exactly one applies, on the real conditional writes.
 func TestRacingFunctionsOnDynamoDB(t *testing.T) {
 	endpoint := emulator.Moto(t)
-	t.Setenv("AWS_ENDPOINT_URL", endpoint)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	awstest.Isolate(t, "test", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const table = "fngate-routestate"

@@ -14,6 +14,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
 	"github.com/fngate/fngate/internal/fakeruntime"
 	"github.com/fngate/fngate/internal/gatewaytest"
@@ -60,10 +61,7 @@ func TestResponseStoreChoice(t *testing.T) {
 // Lambda environment's endpoint and credentials, under the config's timeout.
 func TestResponseStoreOnMoto(t *testing.T) {
 	endpoint := emulator.Moto(t)
-	t.Setenv("AWS_ENDPOINT_URL", endpoint)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_REGION", "us-east-1")
+	awstest.Isolate(t, "test", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
 )
 
@@ -39,11 +40,7 @@ func TestLimitsHoldAcrossProcesses(t *testing.T) {
 		}},
 		{"dynamodb", true, func(t *testing.T) string {
 			endpoint := emulator.Moto(t)
-			for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
-				"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
-				"AWS_EC2_METADATA_DISABLED": "true"} {
-				t.Setenv(k, v)
-			}
+			awstest.Isolate(t, "test")
 			db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 				Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 			table := fmt.Sprintf("fngate-xproc-%d", time.Now().UnixNano())

@@ -18,6 +18,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
@@ -81,11 +82,7 @@ func TestResponsesAcrossProcesses(t *testing.T) {
 		}},
 		{"dynamodb", func(t *testing.T) string {
 			endpoint := emulator.Moto(t)
-			for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
-				"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
-				"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint} {
-				t.Setenv(k, v)
-			}
+			awstest.Isolate(t, "test", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
 			db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 				Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 			table := fmt.Sprint("fngate-xproc-responses-", time.Now().UnixNano())

@@ -18,6 +18,7 @@ import (
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/bedrockfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
@@ -46,7 +47,7 @@ models:
 
 func newEmbeddingsHarness(t *testing.T) *harness {
 	t.Helper()
-	bedrock.IsolateAWS(t, "AKIDGATEWAY")
+	awstest.Isolate(t, "AKIDGATEWAY")
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
 	cfg := gatewaytest.Config(t, fmt.Sprintf(embeddingsConfig, f.URL), config.Options{})
@@ -151,7 +152,7 @@ func TestGatewayEmbeddingsCohereFailover(t *testing.T) {
 // A route whose model cannot return the model's dimensions stops the start, naming its
 // place in the config.
 func TestGatewayEmbeddingsDimensionsMustAgree(t *testing.T) {
-	bedrock.IsolateAWS(t, "AKIDGATEWAY")
+	awstest.Isolate(t, "AKIDGATEWAY")
 	yaml := `connections:
   aws: {kind: bedrock, region: us-west-2, endpoint: "http://127.0.0.1:9"}
   mock: {kind: mock}

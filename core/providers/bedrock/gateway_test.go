@@ -19,6 +19,7 @@ import (
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/bedrockfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
@@ -36,7 +37,7 @@ type harness struct {
 // and nova-stalls give up on a route after a first_byte of 300ms.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	bedrock.IsolateAWS(t, "AKIDGATEWAY")
+	awstest.Isolate(t, "AKIDGATEWAY")
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
 	f.AccessKeyID = "AKIDGATEWAY"

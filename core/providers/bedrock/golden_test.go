@@ -9,6 +9,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
@@ -16,7 +17,7 @@ import (
 // environment as the default chain finds them.
 func fakeProvider(t *testing.T) (*Provider, *bedrockfake.Server) {
 	t.Helper()
-	IsolateAWS(t, "AKIDFAKE")
+	awstest.Isolate(t, "AKIDFAKE")
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
 	f.AccessKeyID = "AKIDFAKE"
