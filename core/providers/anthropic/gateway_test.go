@@ -13,7 +13,6 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
@@ -72,12 +71,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	fake := anthropicfake.New()
 	t.Cleanup(fake.Close)
-	cfg := gatewaytest.Config(t, strings.ReplaceAll(gatewayConfig, "FAKE", fake.URL), config.Options{})
-	reg := providers.Registry{}
-	anthropic.Register(reg)
-	mock.Register(reg)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, strings.ReplaceAll(gatewayConfig, "FAKE", fake.URL), anthropic.Register, mock.Register)
 	return &harness{fake: fake, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 

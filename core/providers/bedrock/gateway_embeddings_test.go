@@ -50,11 +50,7 @@ func newEmbeddingsHarness(t *testing.T) *harness {
 	awstest.Isolate(t, "AKIDGATEWAY")
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
-	cfg := gatewaytest.Config(t, fmt.Sprintf(embeddingsConfig, f.URL), config.Options{})
-	reg := providers.Registry{}
-	bedrock.Register(reg, sdkconfig.Load)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, fmt.Sprintf(embeddingsConfig, f.URL), registerBedrock)
 	return &harness{fake: f, srv: srv, logs: logs, client: srv.OpenAI()}
 }
 

@@ -64,12 +64,7 @@ func newEmbeddingsHarness(t *testing.T) *harness {
 	t.Helper()
 	fake := vertexfake.New()
 	t.Cleanup(fake.Close)
-	cfg := gatewaytest.Config(t, strings.ReplaceAll(embeddingsConfig, "GRPC", fake.Addr), config.Options{})
-	reg := providers.Registry{}
-	vertex.Register(reg)
-	mock.Register(reg)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, strings.ReplaceAll(embeddingsConfig, "GRPC", fake.Addr), vertex.Register, mock.Register)
 	return &harness{fake: fake, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 

@@ -81,12 +81,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(fake.Close)
 	openapi := vertexfake.NewOpenAPI()
 	t.Cleanup(openapi.Close)
-	cfg := gatewaytest.Config(t, strings.NewReplacer("GRPC", fake.Addr, "REST", openapi.URL).Replace(gatewayConfig), config.Options{})
-	reg := providers.Registry{}
-	vertex.Register(reg)
-	mock.Register(reg)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, strings.NewReplacer("GRPC", fake.Addr, "REST", openapi.URL).Replace(gatewayConfig), vertex.Register, mock.Register)
 	return &harness{fake: fake, openapi: openapi, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 
