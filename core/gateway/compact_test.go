@@ -15,12 +15,12 @@ import (
 
 	"github.com/fngate/fngate/core/compaction"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	fresponses "github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // The compaction keys of the tests: the current one seals, the older one only opens, and a

@@ -21,8 +21,8 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // The limits tests run on a fixed clock half a minute into a minute, so a window resets in

@@ -14,7 +14,7 @@ import (
 
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 const socketConfig = `

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // oneUpstream is a priced model with a single OpenAI route, so an attempt's failure is the

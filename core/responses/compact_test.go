@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/compaction"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 const testOwner = "app"

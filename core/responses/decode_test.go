@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // decodeAll decodes a body and builds its conversation without a continued response.

@@ -10,7 +10,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
 func BenchmarkBuildRequest(b *testing.B) {

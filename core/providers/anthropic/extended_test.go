@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestExtendedGolden translates each extended-profile request under testdata/extended for

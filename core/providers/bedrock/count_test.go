@@ -8,7 +8,7 @@ import (
 
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 // TestCountTokens: a Claude route counts through Bedrock's CountTokens, over the body its call

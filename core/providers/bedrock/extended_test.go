@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestExtendedGolden sends each extended-profile request under testdata/extended to its

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestMessagesGolden translates each Anthropic Messages request under testdata/messages, as

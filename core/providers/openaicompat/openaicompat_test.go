@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/golden"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 func newProvider(t *testing.T, kind, baseURL string) providers.Provider {

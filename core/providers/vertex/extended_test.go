@@ -6,7 +6,7 @@ import (
 
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 // TestExtendedFields: what each Vertex AI family does with each extended-profile field:
