@@ -56,7 +56,7 @@ func (*responsesDoor) defaultMaximum(ceiling int, priced bool) (int, bool) {
 }
 
 func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
-	rq, e := responses.Decode(body, responses.Limits{MaxItems: in.maxMessages, MaxTools: in.maxTools})
+	rq, e := responses.Decode(body, in.limits)
 	if e != nil {
 		return nil, e
 	}

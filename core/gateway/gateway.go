@@ -101,7 +101,7 @@ type Gateway struct {
 	log    *slog.Logger
 	now    func() time.Time
 	state  routestate.Reader
-	limits limits
+	limits llm.Limits
 	// openProfile is the request profile when no key is configured.
 	openProfile openai.Profile
 	maxBody     int64
@@ -156,7 +156,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		maxBody:  cfg.Limits.MaxBodyBytes,
 		bodyTime: cfg.Limits.BodyReadTimeout.D(),
 		maxIn:    int64(cfg.Limits.MaxInFlight),
-		limits:   limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
+		limits:   llm.Limits{MaxMessages: cfg.Limits.MaxMessages, MaxTools: cfg.Limits.MaxTools},
 		openProfile: openai.Profile{Extended: cfg.RequestProfile == config.ProfileExtended,
 			NamesOptional: slices.Contains(cfg.RequestProfileIgnore, config.IgnoreMessageNames)},
 		models:    make(map[string]*model, len(cfg.Models)),
