@@ -32,7 +32,7 @@ func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	req, oe := messages.DecodeCountTokens(body, r.Header, messages.Limits{MaxMessages: g.limits.maxMessages, MaxTools: g.limits.maxTools})
+	req, oe := messages.DecodeCountTokens(body, r.Header, g.limits)
 	if oe != nil {
 		rc.model = modelAskedFor(body)
 		g.refuse(w, d, rc, oe)

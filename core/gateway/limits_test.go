@@ -654,7 +654,7 @@ func (failingStore) Take(context.Context, string, counters.Windows, []counters.A
 func TestLimitsNeedTheirStore(t *testing.T) {
 	cfg := gatewaytest.Config(t, `
 keys: [{name: app, value: `+limitedKey+`, rate: {requests_per_minute: 5}}]
-counters: {store: dynamodb, table: t}
+counters: {store: dynamodb, table: fngate-counters}
 connections: {mock: {kind: mock}}
 models: {m: {routes: [{connection: mock, model: echo}]}}
 `, config.Options{Getenv: func(string) string { return "" }})

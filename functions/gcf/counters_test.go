@@ -72,7 +72,7 @@ func warmEmulator(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, closeClient, err := firestorecounters.Open(ctx, config.Counters{Project: "fngate-test", Prefix: "warm_"})
+	s, closeClient, err := firestorecounters.Open(ctx, config.Counters{Store: config.Store{Project: "fngate-test"}, Prefix: "warm_"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestRequestGolden(t *testing.T) {
 			if err := json.Unmarshal(raw, &tc); err != nil {
 				t.Fatal(err)
 			}
-			req, oe := openai.DecodeChatRequest(tc.Request, openai.Limits{})
+			req, oe := openai.DecodeChatRequest(tc.Request, llm.Limits{})
 			if oe != nil {
 				t.Fatalf("the gateway refuses the request itself: %v", oe)
 			}

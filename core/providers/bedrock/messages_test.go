@@ -40,7 +40,7 @@ func TestMessagesGolden(t *testing.T) {
 			if len(tc.Betas) > 0 {
 				h.Set("Anthropic-Beta", strings.Join(tc.Betas, ","))
 			}
-			req, oe := messages.Decode(tc.Request, h, messages.Limits{})
+			req, oe := messages.Decode(tc.Request, h, llm.Limits{})
 			if oe != nil {
 				t.Fatalf("the Messages door refuses the request itself: %v", oe)
 			}

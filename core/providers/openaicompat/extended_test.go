@@ -29,7 +29,7 @@ func TestExtendedGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			profile := openai.Profile{Extended: true, NamesOptional: strings.HasSuffix(name, "_ignored")}
-			req, _, oe := openai.DecodeChatProfile(body, openai.Limits{}, profile)
+			req, _, oe := openai.DecodeChatProfile(body, llm.Limits{}, profile)
 			if oe != nil {
 				t.Fatalf("the door refuses it: %v", oe)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
@@ -698,7 +699,7 @@ func TestMaaSBaseURLQueryIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, oe := openai.DecodeChatRequest([]byte(`{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(`{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`), llm.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}
