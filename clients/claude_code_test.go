@@ -15,10 +15,10 @@ import (
 	"github.com/fngate/fngate/clients/internal/agents"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // The gateway names Claude Code is pointed at: names it does not know, as any gateway's are,

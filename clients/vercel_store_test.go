@@ -14,13 +14,14 @@ import (
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/bedrock"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/responsestore"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 const (
@@ -48,7 +49,7 @@ func TestVercelToolTurnsWithAStore(t *testing.T) {
 		}
 		return reply
 	}
-	bedrockfake.IsolateAWS(t, "AKIDVERCELSTORE")
+	awstest.Isolate(t, "AKIDVERCELSTORE")
 	br := bedrockfake.Start()
 	t.Cleanup(br.Close)
 	br.AccessKeyID = "AKIDVERCELSTORE"

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/loopback"
 )
 

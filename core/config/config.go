@@ -5,7 +5,8 @@
 // its place: the key path (models.example/chat.routes[1].weight) and, for YAML, the line
 // (locate.go). A model is a chat model or, with kind: embedding, an embedding model with
 // its dimensions and task (embedding.go). The keys that seal the Responses door's compaction items
-// are responses.compaction_keys (compaction.go).
+// are responses.compaction_keys (compaction.go). The stored responses and the keys' counters
+// each name a store, checked by one code (store.go).
 package config
 
 import (
@@ -208,29 +209,31 @@ type Route struct {
 // ID names the route in logs and in route state: connection/upstream-model.
 func (r *Route) ID() string { return r.Connection + "/" + r.Model }
 
-// Limits bound what a request may carry and how much one instance takes on.
+// Limits bound what a request may carry and how much one instance takes on. Validation
+// gives each field left 0 its default (the Default constants below), except MaxMessages and
+// MaxTools, which the doors' decoding defaults (llm.DefaultMaxMessages, llm.DefaultMaxTools).
 type Limits struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	MaxMessages  int   `yaml:"max_messages"`
 	MaxTools     int   `yaml:"max_tools"`
-	// MaxInFlight caps concurrent requests per instance (429 beyond it); 0 means the default.
+	// MaxInFlight caps concurrent requests per instance (429 beyond it).
 	MaxInFlight int `yaml:"max_in_flight"`
-	// BodyReadTimeout bounds the time to receive a request body (408 beyond it); 0 means the
-	// default.
+	// BodyReadTimeout bounds the time to receive a request body (408 beyond it).
 	BodyReadTimeout Duration `yaml:"body_read_timeout"`
 	// WebSocketMaxMessageBytes bounds one message a client sends in the Responses API's
 	// WebSocket mode (its response.create), and the conversation a connection keeps for
 	// continuation; 0 means max_body_bytes, which bounds the same body sent over HTTP.
 	WebSocketMaxMessageBytes int64 `yaml:"websocket_max_message_bytes"`
 	// WebSocketIdleTimeout closes a WebSocket connection on which no response runs and no
-	// message arrives for this long; 0 means the default.
+	// message arrives for this long.
 	WebSocketIdleTimeout Duration `yaml:"websocket_idle_timeout"`
 	// WebSocketMaxDuration is how long one WebSocket connection may take response.create
-	// messages; 0 means the default.
+	// messages.
 	WebSocketMaxDuration Duration `yaml:"websocket_max_duration"`
 }
 
-// Timeouts for upstream calls; zero fields take defaults (see Defaults).
+// Timeouts for upstream calls. Validation gives the top-level zero fields the Default
+// constants below; a model's own zero fields take the top level's (Merge).
 type Timeouts struct {
 	Connect Duration `yaml:"connect"`
 	// FirstByte bounds the wait for the start of an answer; past it the attempt fails over.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -81,13 +82,8 @@ func (k KeyLimits) Globs() []string {
 func (r *Rate) set() bool   { return r != nil && (r.RequestsPerMinute > 0 || r.TokensPerMinute > 0) }
 func (b *Budget) set() bool { return b != nil && (b.USDPerDay > 0 || b.USDPerMonth > 0) }
 
-// Counter stores, and what happens when the store cannot be reached.
+// What happens when the counter store cannot be reached, and the counters' defaults.
 const (
-	CountersMemory    = "memory"
-	CountersFile      = "file"
-	CountersDynamoDB  = "dynamodb"
-	CountersFirestore = "firestore"
-
 	StoreErrorOpen   = "open"
 	StoreErrorClosed = "closed"
 
@@ -101,23 +97,32 @@ const (
 // Counters says where the rate-limit and budget counters live. Every instance of a gateway
 // must share them for a limit to hold: memory is one process's alone.
 type Counters struct {
-	// Store is memory, file, dynamodb or firestore; empty is the platform's shared store
-	// (DynamoDB on Lambda when COUNTERS_TABLE is set, Firestore on Cloud Functions when
-	// COUNTERS_PROJECT is), else memory.
-	Store string `yaml:"store"`
+	// Store is memory, file, dynamodb or firestore (store.go), with the settings of its kind
+	// (the fields below are those of the counters alone) and each call's timeout
+	// (DefaultCountersTimeout when 0). An empty kind is the platform's shared store (DynamoDB
+	// on Lambda when COUNTERS_TABLE is set, Firestore on Cloud Functions when
+	// COUNTERS_PROJECT is), else memory, and may be given the settings of those two.
+	Store `yaml:",inline"`
 	// OnStoreError is what a request gets when the store fails or does not answer within
 	// Timeout: open (default) serves it uncounted, closed refuses it with a 503.
-	OnStoreError string   `yaml:"on_store_error"`
-	Timeout      Duration `yaml:"timeout"`
+	OnStoreError string `yaml:"on_store_error"`
 
-	Path     string `yaml:"path"`     // file
-	Table    string `yaml:"table"`    // dynamodb
 	Region   string `yaml:"region"`   // dynamodb
 	Endpoint string `yaml:"endpoint"` // dynamodb: an endpoint override (tests)
-	Project  string `yaml:"project"`  // firestore
-	Database string `yaml:"database"` // firestore
 	Prefix   string `yaml:"prefix"`   // firestore: collection name prefix
 	Shards   int    `yaml:"shards"`   // firestore: documents per key
+}
+
+var countersStore = storeSection{
+	name:  "counters",
+	kinds: []string{StoreMemory, StoreFile, StoreDynamoDB, StoreFirestore},
+	settings: []storeSetting{{StoreFile, "path"}, {StoreDynamoDB, "table"}, {StoreDynamoDB, "region"}, {StoreDynamoDB, "endpoint"},
+		{StoreFirestore, "project"}, {StoreFirestore, "database"}, {StoreFirestore, "prefix"}, {StoreFirestore, "shards"}},
+	// Lambda counts in DynamoDB when COUNTERS_TABLE is set and Cloud Functions in Firestore
+	// when COUNTERS_PROJECT is, with the config's settings winning over the environment's.
+	platform: []string{StoreDynamoDB, StoreFirestore},
+	own:      []string{"on_store_error"},
+	timeout:  DefaultCountersTimeout,
 }
 
 // Limited reports whether any key is held to a limit, which is when counters are used at all.
@@ -143,12 +148,15 @@ func (c *Config) validateLimits(bad *problems) {
 	for i := range c.Keys {
 		c.Keys[i].KeyLimits.validate(fmt.Sprintf("keys[%d]", i), bad)
 	}
-	cn := &c.Counters
-	switch cn.Store {
-	case "", CountersMemory, CountersFile, CountersDynamoDB, CountersFirestore:
-	default:
-		bad.add("counters.store", " must be memory, file, dynamodb or firestore, got %q", cn.Store)
+	c.Counters.validate(bad)
+}
+
+func (cn *Counters) validate(bad *problems) {
+	shards := ""
+	if cn.Shards != 0 {
+		shards = strconv.Itoa(cn.Shards)
 	}
+	cn.Store.validate(bad, &countersStore, map[string]string{"region": cn.Region, "endpoint": cn.Endpoint, "prefix": cn.Prefix, "shards": shards})
 	switch cn.OnStoreError {
 	case "":
 		cn.OnStoreError = StoreErrorOpen
@@ -156,10 +164,7 @@ func (c *Config) validateLimits(bad *problems) {
 	default:
 		bad.add("counters.on_store_error", " must be open or closed, got %q", cn.OnStoreError)
 	}
-	if cn.Timeout == 0 {
-		cn.Timeout = Duration(DefaultCountersTimeout)
-	}
-	if cn.Store == CountersFile && cn.Path == "" {
+	if cn.Kind == StoreFile && cn.Path == "" {
 		cn.Path = DefaultCountersFile
 	}
 	if cn.Shards < 0 {

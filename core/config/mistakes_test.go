@@ -265,6 +265,35 @@ counters:
 counters:
   on_store_error: fail # <-
 ` + upstream + model, "counters.on_store_error", "must be open or closed"},
+		{"a counters setting of another store", `
+counters:
+  store: memory
+  table: fngate-counters # <-
+` + upstream + model, "counters.table", "the memory store has no table setting"},
+		{"a counters setting that only a named store takes", `
+counters:
+  path: counters.json # <-
+` + upstream + model, "counters.path", "is set but counters.store is not"},
+		{"a misspelt counters setting", `
+counters:
+  store: dynamodb
+  tabel: fngate-counters # <-
+` + upstream + model, "counters.tabel", "is not a setting of counters"},
+		{"a collection, which the counters name by their prefix", `
+counters:
+  store: firestore
+  collection: limits # <-
+` + upstream + model, "counters.collection", "is not a setting of counters"},
+		{"a counters table DynamoDB would refuse", `
+counters:
+  store: dynamodb
+  table: t # <-
+` + upstream + model, "counters.table", "3 to 255 letters"},
+		{"a counters timeout that would hold requests", `
+counters:
+  store: memory
+  timeout: 5m # <-
+` + upstream + model, "counters.timeout", "must be at most 30s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := markedLine(t, tc.yaml)

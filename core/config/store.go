@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,22 +18,26 @@ const (
 	StoreFirestore = "firestore" // a Firestore collection: Cloud Functions
 )
 
-// Store names a backing store and its settings. Only the settings of the named kind may be
-// given. An empty Kind leaves the choice to the platform (see docs/stored-responses.md).
+// Store names a backing store and its settings, in a section that keeps state in one
+// (responses, counters). Only the settings of the named kind may be given. An empty Kind
+// leaves the choice to the platform (see docs/stored-responses.md and docs/limits.md).
 type Store struct {
 	Kind string `yaml:"store"`
-	// Path is the file store's directory (DefaultResponsesDir when empty).
+	// Path is the file store's place: the responses' directory (DefaultResponsesDir when
+	// empty), the counters' file (DefaultCountersFile).
 	Path string `yaml:"path"`
 	// Table is the DynamoDB table (empty: the platform's, from its environment).
 	Table string `yaml:"table"`
 	// Project, Database and Collection place the Firestore documents. Empty, the platform
 	// fills them in (from its environment; then its own project, the (default) database
-	// and DefaultResponsesCollection).
+	// and DefaultResponsesCollection). The counters take no collection: theirs is named by
+	// their prefix.
 	Project    string `yaml:"project"`
 	Database   string `yaml:"database"`
 	Collection string `yaml:"collection"`
-	// Timeout bounds each call to the store (DefaultStoreTimeout when 0), so an unreachable
-	// store fails a request quickly instead of holding it.
+	// Timeout bounds each call to the store (when 0, the section's default:
+	// DefaultStoreTimeout, DefaultCountersTimeout), so an unreachable store fails a request
+	// quickly instead of holding it.
 	Timeout Duration `yaml:"timeout"`
 }
 
@@ -51,7 +56,8 @@ type Responses struct {
 const (
 	DefaultStoreTimeout = 2 * time.Second
 	// MaxStoreTimeout keeps a store call short next to the request it serves.
-	MaxStoreTimeout     = 30 * time.Second
+	MaxStoreTimeout = 30 * time.Second
+	// DefaultResponsesTTL is OpenAI's own retention of stored responses.
 	DefaultResponsesTTL = 30 * 24 * time.Hour
 	// DefaultResponsesDir is the file store's directory when path is not given.
 	DefaultResponsesDir = ".fngate/responses"
@@ -59,60 +65,89 @@ const (
 	DefaultResponsesCollection = "fngate_responses"
 )
 
-// storeSettings are the settings each kind takes, besides store and timeout.
-var storeSettings = map[string][]string{
-	StoreNone:      nil,
-	StoreMemory:    nil,
-	StoreFile:      {"path"},
-	StoreDynamoDB:  {"table"},
-	StoreFirestore: {"project", "database", "collection"},
+// storeSection is what one section that names a store takes, so that every such section is
+// checked by the same code.
+type storeSection struct {
+	name  string   // the section's key: responses, counters
+	kinds []string // the kinds it takes, in the order a refusal lists them
+	// settings are the kinds' settings besides store and timeout, each of one kind, in the
+	// order a refusal lists them.
+	settings []storeSetting
+	// platform are the kinds whose settings may be given without naming the store: those
+	// a platform picks when the store is unset, which then takes them.
+	platform []string
+	own      []string // the section's own settings, for every kind
+	timeout  time.Duration
+}
+
+type storeSetting struct{ kind, name string }
+
+var responsesStore = storeSection{
+	name:  "responses",
+	kinds: []string{StoreMemory, StoreFile, StoreDynamoDB, StoreFirestore, StoreNone},
+	settings: []storeSetting{{StoreFile, "path"}, {StoreDynamoDB, "table"},
+		{StoreFirestore, "project"}, {StoreFirestore, "database"}, {StoreFirestore, "collection"}},
+	own:     []string{"ttl", "compaction_keys"},
+	timeout: DefaultStoreTimeout,
 }
 
 // DynamoDB table names: 3 to 255 of these characters.
 var dynamoTableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
 
-// validate checks a store section at prefix ("responses"); extra are the section's own
-// settings beyond the store's (ttl).
-func (s *Store) validate(bad *problems, prefix string, extra ...string) {
-	kinds := []string{StoreMemory, StoreFile, StoreDynamoDB, StoreFirestore, StoreNone}
-	if s.Kind != "" && !slices.Contains(kinds, s.Kind) {
-		bad.add(prefix+".store", " must be memory, file, dynamodb, firestore or none, got %q", s.Kind)
+// validate checks a store section and sets its timeout's default; more are the values of
+// the section's settings beyond the Store's (empty: not given).
+func (s *Store) validate(bad *problems, sec *storeSection, more map[string]string) {
+	prefix := sec.name
+	if s.Kind != "" && !slices.Contains(sec.kinds, s.Kind) {
+		bad.add(prefix+".store", " must be %s, got %q", orList(sec.kinds), s.Kind)
 		return
 	}
 	given := map[string]string{"path": s.Path, "table": s.Table, "project": s.Project, "database": s.Database, "collection": s.Collection}
-	for _, name := range []string{"path", "table", "project", "database", "collection"} {
+	maps.Copy(given, more)
+	known := []string{"store", "timeout"}
+	for _, set := range sec.settings {
+		known = append(known, set.name)
 		switch {
-		case given[name] == "" || slices.Contains(storeSettings[s.Kind], name):
+		case given[set.name] == "" || set.kind == s.Kind:
+		case s.Kind == "" && slices.Contains(sec.platform, set.kind):
 		case s.Kind == "":
-			bad.add(prefix+"."+name, " is set but %s.store is not: name the store it belongs to", prefix)
+			bad.add(prefix+"."+set.name, " is set but %s.store is not: name the store it belongs to", prefix)
 		default:
-			bad.add(prefix+"."+name, ": the %s store has no %s setting", s.Kind, name)
+			bad.add(prefix+"."+set.name, ": the %s store has no %s setting", s.Kind, set.name)
 		}
 	}
 	// A misspelt setting would otherwise be ignored, as extra keys are elsewhere, and the
 	// store would quietly run on its defaults.
-	known := append([]string{"store", "timeout", "path", "table", "project", "database", "collection"}, extra...)
+	known = append(known, sec.own...)
 	for _, key := range bad.where.children(prefix) {
 		if !slices.Contains(known, key) {
 			bad.add(prefix+"."+key, " is not a setting of %s (settings: %s)", prefix, strings.Join(known, ", "))
 		}
 	}
-	if s.Table != "" && !dynamoTableName.MatchString(s.Table) {
+	if s.Table != "" && slices.Contains(known, "table") && !dynamoTableName.MatchString(s.Table) {
 		bad.add(prefix+".table", ": a DynamoDB table name is 3 to 255 letters, digits, '_', '-' and '.', got %q", s.Table)
 	}
-	if c := s.Collection; c != "" && (strings.Contains(c, "/") || c == "." || c == ".." || strings.HasPrefix(c, "__") && strings.HasSuffix(c, "__")) {
+	if c := s.Collection; c != "" && slices.Contains(known, "collection") && (strings.Contains(c, "/") || c == "." || c == ".." || strings.HasPrefix(c, "__") && strings.HasSuffix(c, "__")) {
 		bad.add(prefix+".collection", ": a Firestore collection id has no '/', is not . or .., and does not match __.*__, got %q", c)
 	}
 	switch t := s.Timeout.D(); {
 	case t == 0:
-		s.Timeout = Duration(DefaultStoreTimeout)
+		s.Timeout = Duration(sec.timeout)
 	case t > MaxStoreTimeout:
 		bad.add(prefix+".timeout", " must be at most %v (each store call is bounded by it), got %v", MaxStoreTimeout, t)
 	}
 }
 
+// orList writes "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
 func (r *Responses) validate(bad *problems) {
-	r.Store.validate(bad, "responses", "ttl", "compaction_keys")
+	r.Store.validate(bad, &responsesStore, nil)
 	switch t := r.TTL.D(); {
 	case t == 0:
 		r.TTL = Duration(DefaultResponsesTTL)

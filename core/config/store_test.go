@@ -87,3 +87,42 @@ func TestResponsesTableFromEnvironment(t *testing.T) {
 		t.Errorf("table = %q", cfg.Responses.Table)
 	}
 }
+
+// The counters are a store section too: the settings each kind takes, the settings of the
+// platforms' stores (DynamoDB, Firestore) without a named store, which Lambda and Cloud
+// Functions apply to theirs, and the counters' own defaults.
+func TestCountersStoreSettings(t *testing.T) {
+	timeout := Duration(DefaultCountersTimeout)
+	for _, tc := range []struct {
+		yaml string
+		want Counters
+	}{
+		{"", Counters{Store: Store{Timeout: timeout}, OnStoreError: StoreErrorOpen}},
+		{"counters: {store: memory, on_store_error: closed}", Counters{Store: Store{Kind: StoreMemory, Timeout: timeout}, OnStoreError: StoreErrorClosed}},
+		{"counters: {store: file}", Counters{Store: Store{Kind: StoreFile, Path: DefaultCountersFile, Timeout: timeout}, OnStoreError: StoreErrorOpen}},
+		{"counters: {store: dynamodb, table: fngate-counters, region: eu-west-1, endpoint: \"http://127.0.0.1:8000\", timeout: 20s}",
+			Counters{Store: Store{Kind: StoreDynamoDB, Table: "fngate-counters", Timeout: Duration(20 * time.Second)}, Region: "eu-west-1", Endpoint: "http://127.0.0.1:8000", OnStoreError: StoreErrorOpen}},
+		{"counters: {store: firestore, project: p, database: d, prefix: x_, shards: 4}",
+			Counters{Store: Store{Kind: StoreFirestore, Project: "p", Database: "d", Timeout: timeout}, Prefix: "x_", Shards: 4, OnStoreError: StoreErrorOpen}},
+		{"counters: {table: fngate-counters, region: eu-west-1}", Counters{Store: Store{Table: "fngate-counters", Timeout: timeout}, Region: "eu-west-1", OnStoreError: StoreErrorOpen}},
+		{"counters: {database: d, prefix: x_, shards: 16}", Counters{Store: Store{Database: "d", Timeout: timeout}, Prefix: "x_", Shards: 16, OnStoreError: StoreErrorOpen}},
+		{"counters: {store: none}", Counters{}},                         // no store is no limit: refused
+		{"counters: {store: firestore, region: eu-west-1}", Counters{}}, // a DynamoDB setting: refused
+		{"counters: {store: memory, shards: -1}", Counters{}},
+	} {
+		cfg, err := Parse(context.Background(), []byte(tc.yaml+"\n"+base), Options{})
+		if reflect.DeepEqual(tc.want, Counters{}) {
+			if err == nil {
+				t.Errorf("%s: accepted", tc.yaml)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.yaml, err)
+			continue
+		}
+		if !reflect.DeepEqual(cfg.Counters, tc.want) {
+			t.Errorf("%s:\n got  %+v\n want %+v", tc.yaml, cfg.Counters, tc.want)
+		}
+	}
+}

@@ -101,13 +101,7 @@ func (c *Config) validate() error {
 	if c.Limits.MaxBodyBytes < 0 || c.Limits.MaxMessages < 0 || c.Limits.MaxTools < 0 || c.Limits.MaxInFlight < 0 || c.Limits.WebSocketMaxMessageBytes < 0 {
 		bad.add("limits", ": values must not be negative")
 	}
-	if c.Limits.MaxBodyBytes == 0 {
-		c.Limits.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	c.Limits.defaultWebSocket()
-	if c.Limits.MaxInFlight == 0 {
-		c.Limits.MaxInFlight = DefaultMaxInFlight
-	}
+	c.Limits.setDefaults()
 	c.Timeouts = c.Timeouts.Merge(Timeouts{
 		Connect: Duration(DefaultConnect), FirstByte: Duration(DefaultFirstByte),
 		Idle: Duration(DefaultIdle), Total: Duration(DefaultTotal),
@@ -123,9 +117,20 @@ func (c *Config) validate() error {
 	return bad.err()
 }
 
-// defaultWebSocket sets the WebSocket mode's defaults. Negative values were refused with the
-// other limits (the durations by their decoding).
-func (l *Limits) defaultWebSocket() {
+// setDefaults gives each limit left 0 its default: the gateway reads them from the config
+// alone. Negative values were refused with the other limits (the durations by their
+// decoding). Messages and tools are left to the doors' decoding (llm.Limits), which every
+// caller of a door shares.
+func (l *Limits) setDefaults() {
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.MaxInFlight == 0 {
+		l.MaxInFlight = DefaultMaxInFlight
+	}
+	if l.BodyReadTimeout == 0 {
+		l.BodyReadTimeout = Duration(DefaultBodyReadTimeout)
+	}
 	if l.WebSocketMaxMessageBytes == 0 {
 		l.WebSocketMaxMessageBytes = l.MaxBodyBytes
 	}

@@ -7,9 +7,9 @@
 //	item.go       one key's counters as plain values: the semantics memory and file share
 //	memory.go     a Store in process memory (one instance; tests)
 //	file.go       a Store in one JSON file under a file lock (processes on one machine: make run)
-//	dynamocounters/     DynamoDB: one item per key, one conditional UpdateItem per admission
-//	firestorecounters/  Firestore: sharded documents per key, one read and one write per admission
-//	counterstest/       the conformance suite every Store passes
+//	dynamocounters/         DynamoDB: one item per key, one conditional UpdateItem per admission
+//	firestorecounters/      Firestore: sharded documents per key, one read and one write per admission
+//	internal/counterstest/  the conformance suite every Store passes
 //
 // A key's counters are named by kind (requests and tokens per minute, spend per day and per
 // month) and scope (the key as a whole, or one of its per-model rules). Each counter lives in

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/counters"
-	"github.com/fngate/fngate/core/counters/counterstest"
+	"github.com/fngate/fngate/core/counters/internal/counterstest"
 )
 
 func TestMemory(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/core/telemetry/otel"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // Hot-path benchmarks of the whole handler over loopback, against an upstream that answers

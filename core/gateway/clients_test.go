@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // Clients that misbehave on purpose: they trickle their bodies, stall them, compress them or

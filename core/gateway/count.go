@@ -29,7 +29,7 @@ func (*countDoor) endpoint() string { return record.EndpointCountTokens }
 // serves, but a client must be able to tell.
 func (q *request) serveCountTokens(body []byte) {
 	g, rc := q.g, &q.rc
-	req, oe := messages.DecodeCountTokens(body, q.r.Header, messages.Limits{MaxMessages: g.limits.maxMessages, MaxTools: g.limits.maxTools})
+	req, oe := messages.DecodeCountTokens(body, q.r.Header, g.limits)
 	if oe != nil {
 		rc.model = modelAskedFor(body)
 		q.refuse(oe)

@@ -44,14 +44,8 @@ type encoder interface {
 
 // decoding is what a door reads one request under.
 type decoding struct {
-	limits
+	limits llm.Limits
 	// profile is the request profile of the request's key (request_profile): the OpenAI
 	// doors read the extended profile's fields under it; the Messages door has one rule.
 	profile openai.Profile
-}
-
-// limits are the request bounds doors apply while decoding.
-type limits struct {
-	maxMessages int
-	maxTools    int
 }

@@ -16,7 +16,7 @@ type chatDoor struct {
 func (*chatDoor) endpoint() string { return record.EndpointChat }
 
 func (d *chatDoor) decode(_ *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
-	req, includeUsage, e := openai.DecodeChatProfile(body, openai.Limits{MaxMessages: in.maxMessages, MaxTools: in.maxTools}, in.profile)
+	req, includeUsage, e := openai.DecodeChatProfile(body, in.limits, in.profile)
 	if e != nil {
 		return nil, e
 	}

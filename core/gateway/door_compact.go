@@ -39,7 +39,7 @@ func (*compactDoor) defaultMaximum(ceiling int, _ bool) (int, bool) {
 }
 
 func (d *compactDoor) decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
-	rq, e := responses.DecodeCompact(body, responses.Limits{MaxItems: in.maxMessages, MaxTools: in.maxTools})
+	rq, e := responses.DecodeCompact(body, in.limits)
 	if e != nil {
 		return nil, e
 	}

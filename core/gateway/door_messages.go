@@ -18,7 +18,7 @@ func (*messagesDoor) endpoint() string { return record.EndpointMessages }
 func (*messagesDoor) anthropic() {}
 
 func (*messagesDoor) decode(r *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
-	req, e := messages.Decode(body, r.Header, messages.Limits{MaxMessages: in.maxMessages, MaxTools: in.maxTools})
+	req, e := messages.Decode(body, r.Header, in.limits)
 	if e != nil {
 		return nil, e
 	}

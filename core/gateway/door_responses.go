@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/jsonx"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
@@ -18,10 +17,6 @@ import (
 	"github.com/fngate/fngate/core/responses"
 	"github.com/fngate/fngate/core/responsestore"
 )
-
-// DefaultResponseTTL is how long a stored response is kept when neither Options.ResponseTTL
-// nor the config's responses.ttl says: OpenAI's own retention of stored responses.
-const DefaultResponseTTL = config.DefaultResponsesTTL
 
 // responsesDoor is OpenAI's Responses: POST /v1/responses. A backend that speaks the
 // Responses API itself (the openai kind) gets the request as the client wrote it and its
@@ -57,7 +52,7 @@ func (*responsesDoor) defaultMaximum(ceiling int, priced bool) (int, bool) {
 }
 
 func (d *responsesDoor) decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
-	rq, e := responses.Decode(body, responses.Limits{MaxItems: in.maxMessages, MaxTools: in.maxTools})
+	rq, e := responses.Decode(body, in.limits)
 	if e != nil {
 		return nil, e
 	}

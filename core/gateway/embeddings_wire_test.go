@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 const embedWires = `

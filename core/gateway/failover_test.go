@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/loopback"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // twoUpstreams is a model with two OpenAI routes, so each test can fail the first and watch

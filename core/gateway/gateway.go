@@ -77,9 +77,6 @@ type Options struct {
 	// previous_response_id, GET and DELETE /v1/responses/{id}); nil stores none, and
 	// responses say store: false.
 	ResponseStore responsestore.Store
-	// ResponseTTL is how long a stored response is kept; zero means the config's responses.ttl,
-	// else DefaultResponseTTL.
-	ResponseTTL time.Duration
 	// Counters holds the keys' rate limits and budgets (limits.go), shared by every instance;
 	// nil, with limits configured, counts in this process's memory when the config says
 	// counters.store: memory and is an error otherwise.
@@ -110,7 +107,7 @@ type Gateway struct {
 	log    *slog.Logger
 	now    func() time.Time
 	state  routestate.Reader
-	limits limits
+	limits llm.Limits
 	// openProfile is the request profile when no key is configured.
 	openProfile openai.Profile
 	maxBody     int64
@@ -150,7 +147,8 @@ type route struct {
 	embedder providers.Embedder
 }
 
-// New builds a gateway from a loaded config.
+// New builds a gateway from a loaded config (config.Load, Parse or Default), whose validation
+// gave every limit, timeout and the response TTL its default: New takes them as they are.
 func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	if opt.Registry == nil {
 		return nil, errors.New("gateway: Options.Registry is required")
@@ -167,7 +165,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		maxBody:  cfg.Limits.MaxBodyBytes,
 		bodyTime: cfg.Limits.BodyReadTimeout.D(),
 		maxIn:    int64(cfg.Limits.MaxInFlight),
-		limits:   limits{maxMessages: cfg.Limits.MaxMessages, maxTools: cfg.Limits.MaxTools},
+		limits:   llm.Limits{MaxMessages: cfg.Limits.MaxMessages, MaxTools: cfg.Limits.MaxTools},
 		openProfile: openai.Profile{Extended: cfg.RequestProfile == config.ProfileExtended,
 			NamesOptional: slices.Contains(cfg.RequestProfileIgnore, config.IgnoreMessageNames)},
 		models:    make(map[string]*model, len(cfg.Models)),
@@ -176,12 +174,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		secrets:   telemetry.NewSecrets(cfg.Secrets),
 
 		responses:   opt.ResponseStore,
-		responseTTL: cmp.Or(opt.ResponseTTL, cfg.Responses.TTL.D()),
+		responseTTL: cfg.Responses.TTL.D(),
 
 		deadlineMargin: cmp.Or(opt.DeadlineMargin, DefaultDeadlineMargin),
-	}
-	if g.responseTTL <= 0 {
-		g.responseTTL = DefaultResponseTTL
 	}
 	if g.now == nil {
 		g.now = time.Now
@@ -189,17 +184,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	}
-	if g.maxBody <= 0 {
-		g.maxBody = config.DefaultMaxBodyBytes
-	}
-	if g.maxIn <= 0 {
-		g.maxIn = config.DefaultMaxInFlight
-	}
-	if g.bodyTime <= 0 {
-		g.bodyTime = config.DefaultBodyReadTimeout
-	}
 	g.started = g.now().Unix()
-	g.sockets = newSockets(&cfg.Limits, opt.WebSockets, g.maxBody)
+	g.sockets = newSockets(&cfg.Limits, opt.WebSockets)
 	var err error
 	if g.compaction, err = cfg.CompactionKeyring(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)

@@ -13,11 +13,11 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
 	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // Every log line the suite writes, every answer (headers and body) its gateways send, and

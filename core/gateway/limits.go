@@ -101,13 +101,10 @@ func newLimiter(cfg *config.Config, store counters.Store, metrics io.Writer) (*l
 		return nil, nil
 	}
 	if l.store == nil {
-		if s := cfg.Counters.Store; s != "" && s != config.CountersMemory {
-			return nil, fmt.Errorf("gateway: counters.store is %s, but this platform supplied no counter store", cfg.Counters.Store)
+		if s := cfg.Counters.Kind; s != "" && s != config.StoreMemory {
+			return nil, fmt.Errorf("gateway: counters.store is %s, but this platform supplied no counter store", s)
 		}
 		l.store = counters.NewMemory()
-	}
-	if l.timeout <= 0 {
-		l.timeout = config.DefaultCountersTimeout
 	}
 	if metrics == nil {
 		metrics = os.Stdout

@@ -21,9 +21,9 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // The limits tests run on a fixed clock half a minute into a minute, so a window resets in
@@ -655,7 +655,7 @@ func (failingStore) Take(context.Context, string, counters.Windows, []counters.A
 func TestLimitsNeedTheirStore(t *testing.T) {
 	cfg := gatewaytest.Config(t, `
 keys: [{name: app, value: `+limitedKey+`, rate: {requests_per_minute: 5}}]
-counters: {store: dynamodb, table: t}
+counters: {store: dynamodb, table: fngate-counters}
 connections: {mock: {kind: mock}}
 models: {m: {routes: [{connection: mock, model: echo}]}}
 `, config.Options{Getenv: func(string) string { return "" }})

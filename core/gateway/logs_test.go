@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/record"
+
 	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // TestHugeUserLabelKeepsLogLinesUnderTheLimit: a 3 MB user value (the client's to choose)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -19,13 +18,14 @@ import (
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
 	anthropicp "github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/bedrock"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 const (
@@ -59,14 +59,7 @@ type usageHarness struct {
 func newUsageHarness(t *testing.T) *usageHarness {
 	t.Helper()
 	// The AWS SDK reads credentials from the environment, pointed at files of the test's own.
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID": "AKIDUSAGE", "AWS_SECRET_ACCESS_KEY": "fake-secret", "AWS_SESSION_TOKEN": "",
-		"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
-		"AWS_BEARER_TOKEN_BEDROCK": "", "AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
-	} {
-		t.Setenv(k, v)
-	}
+	awstest.Isolate(t, "AKIDUSAGE", "AWS_ENDPOINT_URL=http://127.0.0.1:1")
 	oa, an, bf := openaifake.New(), anthropicfake.New(), bedrockfake.Start()
 	t.Cleanup(oa.Close)
 	t.Cleanup(an.Close)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // profileGateway serves three keys, one per way of reading a request, over the mock and two

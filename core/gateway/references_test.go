@@ -13,9 +13,9 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/responsestore"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // reference is an item_reference as the Vercel AI SDK sends it, with its type; openai-go

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 const rulesConfig = `

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // leakyKey is a provider key with characters that URL-encoding and base64 spell differently;

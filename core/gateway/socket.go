@@ -55,20 +55,10 @@ type sockets struct {
 	stopNow  context.CancelFunc
 }
 
-func newSockets(l *config.Limits, on bool, maxBody int64) *sockets {
+func newSockets(l *config.Limits, on bool) *sockets {
 	s := &sockets{on: on, maxMessage: l.WebSocketMaxMessageBytes, idle: l.WebSocketIdleTimeout.D(), lifetime: l.WebSocketMaxDuration.D(),
 		draining: make(chan struct{}), closed: make(chan struct{})}
 	s.stop, s.stopNow = context.WithCancel(context.Background())
-	// A config that did not pass through validation (built in code) gets the defaults too.
-	if s.maxMessage <= 0 {
-		s.maxMessage = maxBody
-	}
-	if s.idle <= 0 {
-		s.idle = config.DefaultWebSocketIdleTimeout
-	}
-	if s.lifetime <= 0 {
-		s.lifetime = config.DefaultWebSocketMaxDuration
-	}
 	return s
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 const socketConfig = `

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 func chunkJSON(t *testing.T, ev string) map[string]any {

@@ -11,7 +11,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // quirkGateway serves one model m over an OpenAI-compatible upstream that answers every

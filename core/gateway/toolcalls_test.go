@@ -11,8 +11,8 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // rawUpstream answers every chat request with body, byte for byte, as an OpenAI-compatible

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // oneUpstream is a priced model with a single OpenAI route, so an attempt's failure is the

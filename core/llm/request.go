@@ -13,6 +13,7 @@
 //	usage.go     Usage: token counts exactly as reported
 //	error.go     Error: a refusal or a failure, with the status that carries it
 //	embed.go     EmbedRequest, Embeddings: an embeddings request and its vectors
+//	limits.go    Limits: how many messages and tools a door lets one request carry
 //
 // The model is a superset of the doors' wires, shaped like Anthropic's content blocks (the
 // richest of them): a message is a role and ordered parts, tool calls and tool results are

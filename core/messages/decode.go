@@ -12,32 +12,14 @@ import (
 	"github.com/fngate/fngate/core/llm"
 )
 
-// Limits bounds what one request may carry. Zero fields take the defaults.
-type Limits struct {
-	MaxMessages int
-	MaxTools    int
-}
-
-// Defaults; Anthropic itself allows 100,000 messages, the gateway's limit is configurable.
+// Bounds the API leaves open: stop sequences, betas, and content nesting (a tool_result holds
+// blocks, which hold nothing). How many messages and tools a request may carry is configurable
+// (llm.Limits; Anthropic itself allows 100,000 messages).
 const (
-	DefaultMaxMessages = 2048
-	DefaultMaxTools    = 128
-	// maxStopSequences and maxBetas bound lists the API leaves open.
 	maxStopSequences = 64
 	maxBetas         = 32
-	// maxNesting bounds content nesting (a tool_result holds blocks, which hold nothing).
-	maxNesting = 128
+	maxNesting       = 128
 )
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxMessages <= 0 {
-		l.MaxMessages = DefaultMaxMessages
-	}
-	if l.MaxTools <= 0 {
-		l.MaxTools = DefaultMaxTools
-	}
-	return l
-}
 
 // Versions are the anthropic-version values the door accepts: the API's dated versions that
 // the Anthropic SDKs send (the v1 SDKs and Claude Code 2023-06-01, the v2 SDKs 2026-10-21).
@@ -57,17 +39,17 @@ var anthropicOnly = map[string]bool{
 // request. What Anthropic would refuse is refused the same way (400 invalid_request_error
 // with the field's path); what Anthropic accepts is accepted, and a route that cannot honour
 // it refuses it later, at planning, with the reason.
-func Decode(body []byte, h http.Header, lim Limits) (*llm.Request, *llm.Error) {
-	return decode(body, h, lim.withDefaults(), false)
+func Decode(body []byte, h http.Header, lim llm.Limits) (*llm.Request, *llm.Error) {
+	return decode(body, h, lim.WithDefaults(), false)
 }
 
 // DecodeCountTokens decodes a POST /v1/messages/count_tokens body: the same request without
 // max_tokens, stream and the sampling settings.
-func DecodeCountTokens(body []byte, h http.Header, lim Limits) (*llm.Request, *llm.Error) {
-	return decode(body, h, lim.withDefaults(), true)
+func DecodeCountTokens(body []byte, h http.Header, lim llm.Limits) (*llm.Request, *llm.Error) {
+	return decode(body, h, lim.WithDefaults(), true)
 }
 
-func decode(body []byte, h http.Header, lim Limits, counting bool) (*llm.Request, *llm.Error) {
+func decode(body []byte, h http.Header, lim llm.Limits, counting bool) (*llm.Request, *llm.Error) {
 	req := &llm.Request{LateSystem: llm.LateSystemHoist, MaxTokensParam: "max_tokens"}
 	if e := decodeHeaders(h, req); e != nil {
 		return nil, e
@@ -146,7 +128,7 @@ func decodeHeaders(h http.Header, req *llm.Request) *llm.Error {
 
 type decoder struct {
 	req      *llm.Request
-	lim      Limits
+	lim      llm.Limits
 	counting bool
 	choice   *llm.ToolChoice
 }

@@ -76,7 +76,7 @@ func TestDecodeRefusesWhatAnthropicRefuses(t *testing.T) {
 			if h == nil {
 				h = headers()
 			}
-			_, e := Decode([]byte(tc.body), h, Limits{})
+			_, e := Decode([]byte(tc.body), h, llm.Limits{})
 			if e == nil {
 				t.Fatal("accepted")
 			}
@@ -105,7 +105,7 @@ func TestDecodeKeepsWhatOnlyAnthropicHonours(t *testing.T) {
 	  "metadata":{"user_id":"u1"}}`
 	h := headers("Anthropic-Beta", "a-1, b-2", "X-Claude-Code-Session-Id", "s1")
 	h.Add("Anthropic-Beta", "c-3,a-1")
-	req, e := Decode([]byte(body), h, Limits{})
+	req, e := Decode([]byte(body), h, llm.Limits{})
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -207,7 +207,7 @@ func TestDecodeAcceptsEverythingClaudeCodeSends(t *testing.T) {
 			if strings.HasPrefix(r.URL, "/v1/messages/count_tokens") {
 				decodeFn = DecodeCountTokens
 			}
-			req, e := decodeFn(r.Body, h, Limits{})
+			req, e := decodeFn(r.Body, h, llm.Limits{})
 			if e != nil {
 				t.Errorf("%s:%d %s: refused: %v", filepath.Base(f), line, r.URL, e)
 				continue
@@ -228,7 +228,7 @@ func TestDecodeAcceptsEverythingClaudeCodeSends(t *testing.T) {
 // routes (which would otherwise get its source object as a content block).
 func TestDecodeKeepsAFilesAPIImageWhole(t *testing.T) {
 	block := `{"type":"image","source":{"type":"file","file_id":"file_011"},"cache_control":{"type":"ephemeral"}}`
-	req, e := Decode([]byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[`+block+`]}]}`), headers(), Limits{})
+	req, e := Decode([]byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[`+block+`]}]}`), headers(), llm.Limits{})
 	if e != nil {
 		t.Fatal(e)
 	}

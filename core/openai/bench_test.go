@@ -24,7 +24,7 @@ func BenchmarkDecodeChat(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeChat(body, Limits{}); err != nil {
+		if _, err := DecodeChat(body, llm.Limits{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -239,7 +239,7 @@ func (r *ChatRequest) Request() *llm.Request {
 }
 
 // DecodeChatRequest decodes and validates a chat completion body into the gateway's request.
-func DecodeChatRequest(body []byte, lim Limits) (*llm.Request, *llm.Error) {
+func DecodeChatRequest(body []byte, lim llm.Limits) (*llm.Request, *llm.Error) {
 	r, e := DecodeChat(body, lim)
 	if e != nil {
 		return nil, e

@@ -85,7 +85,7 @@ const maxStop = 4
 
 // request validates r and converts it. The checks of the strict profile run on the same
 // messages (with each content-part array standing as its text), then the extended fields'.
-func (r *extendedChat) request(lim Limits) (*llm.Request, *llm.Error) {
+func (r *extendedChat) request(lim llm.Limits) (*llm.Request, *llm.Error) {
 	base := &ChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxCompletionTokens, Temperature: r.Temperature,
 		Stream: r.Stream, StreamOptions: r.StreamOptions, Tools: r.Tools, ToolChoice: r.ToolChoice, N: r.N,
 		User: r.User, Metadata: r.Metadata, Messages: make([]Message, len(r.Messages))}

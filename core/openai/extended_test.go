@@ -43,11 +43,11 @@ func TestProfilesRefuseOrAccept(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, e := DecodeChatProfile([]byte(tc.body), Limits{}, Profile{})
+			_, _, e := DecodeChatProfile([]byte(tc.body), llm.Limits{}, Profile{})
 			if e == nil || e.Status != 400 || e.Param != tc.strictParam || !strings.Contains(e.Message, tc.strictMsg) {
 				t.Errorf("strict: got %+v, want a 400 naming %s", e, tc.strictParam)
 			}
-			if _, _, e := DecodeChatProfile([]byte(tc.body), Limits{}, extended); e != nil {
+			if _, _, e := DecodeChatProfile([]byte(tc.body), llm.Limits{}, extended); e != nil {
 				t.Errorf("extended refused it: %v", e)
 			}
 		})
@@ -90,7 +90,7 @@ func TestExtendedRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, e := DecodeChatProfile([]byte(tc.body), Limits{}, extended)
+			_, _, e := DecodeChatProfile([]byte(tc.body), llm.Limits{}, extended)
 			if e == nil || e.Status != 400 || e.Param != tc.param {
 				t.Errorf("got %+v, want a 400 naming %s", e, tc.param)
 			}
@@ -108,7 +108,7 @@ func TestExtendedRequest(t *testing.T) {
 	 "max_tokens":7,"top_p":0.5,"stop":"END","seed":-9,"presence_penalty":0.5,"frequency_penalty":-0.5,
 	 "response_format":{"type":"json_schema","json_schema":{"name":"r","description":"d","schema":{"type":"object"},"strict":true}},
 	 "tools":[{"type":"function","function":{"name":"f"}}],"parallel_tool_calls":false,"stream":true,"stream_options":{"include_usage":true}}`
-	req, usage, e := DecodeChatProfile([]byte(body), Limits{}, Profile{Extended: true, NamesOptional: true})
+	req, usage, e := DecodeChatProfile([]byte(body), llm.Limits{}, Profile{Extended: true, NamesOptional: true})
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -143,8 +143,8 @@ func TestExtendedMatchesStrict(t *testing.T) {
 		`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"},{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","max_completion_tokens":3,"temperature":0.5,"user":"u","metadata":{"a":"b"}}`,
 		`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"n":1}`,
 	} {
-		s, su, e1 := DecodeChatProfile([]byte(body), Limits{}, Profile{})
-		x, xu, e2 := DecodeChatProfile([]byte(body), Limits{}, extended)
+		s, su, e1 := DecodeChatProfile([]byte(body), llm.Limits{}, Profile{})
+		x, xu, e2 := DecodeChatProfile([]byte(body), llm.Limits{}, extended)
 		if e1 != nil || e2 != nil {
 			t.Fatal(e1, e2)
 		}

@@ -75,7 +75,7 @@ func TestKeysAreExactAndUnique(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, e := DecodeChat([]byte(tc.body), Limits{})
+			_, e := DecodeChat([]byte(tc.body), llm.Limits{})
 			checkKeyRefusal(t, e, tc.param, tc.code)
 		})
 	}

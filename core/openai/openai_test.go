@@ -124,7 +124,7 @@ func FuzzDecodeChat(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, oe := DecodeChat(body, Limits{})
+		req, oe := DecodeChat(body, llm.Limits{})
 		if oe != nil {
 			if oe.Status != 400 || oe.Message == "" {
 				t.Fatalf("bad refusal %+v", oe)

@@ -25,7 +25,7 @@ type Profile struct {
 
 // DecodeChatProfile decodes and validates a chat completion body under p into the gateway's
 // request; includeUsage reports stream_options.include_usage.
-func DecodeChatProfile(body []byte, lim Limits, p Profile) (req *llm.Request, includeUsage bool, e *llm.Error) {
+func DecodeChatProfile(body []byte, lim llm.Limits, p Profile) (req *llm.Request, includeUsage bool, e *llm.Error) {
 	if !p.Extended {
 		r, e := DecodeChat(body, lim)
 		if e != nil {
@@ -37,7 +37,7 @@ func DecodeChatProfile(body []byte, lim Limits, p Profile) (req *llm.Request, in
 	if e := decodeStrict(body, r); e != nil {
 		return nil, false, e
 	}
-	req, e = r.request(lim.withDefaults())
+	req, e = r.request(lim.WithDefaults())
 	if e != nil {
 		return nil, false, e
 	}

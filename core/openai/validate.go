@@ -11,55 +11,31 @@ import (
 	"github.com/fngate/fngate/core/llm"
 )
 
-// Limits bounds what one request may carry. Zero fields take the defaults below.
-type Limits struct {
-	MaxMessages      int // messages per request
-	MaxTools         int // tool definitions per request
-	MaxToolCalls     int // tool calls per assistant message
-	MaxMetadataPairs int
-}
-
-// Defaults, documented in docs/config.md. OpenAI allows up to 128 tools and 16 metadata pairs.
+// Bounds of OpenAI's own: 128 tool calls per assistant message and 16 metadata pairs (keys up
+// to 64 characters, values up to 512). How many messages and tools a request may carry is
+// configurable (llm.Limits).
 const (
-	DefaultMaxMessages      = 2048
-	DefaultMaxTools         = 128
-	DefaultMaxToolCalls     = 128
-	DefaultMaxMetadataPairs = 16
-	maxMetadataKeyLen       = 64
-	maxMetadataValueLen     = 512
+	maxToolCalls        = 128
+	maxMetadataPairs    = 16
+	maxMetadataKeyLen   = 64
+	maxMetadataValueLen = 512
 )
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxMessages <= 0 {
-		l.MaxMessages = DefaultMaxMessages
-	}
-	if l.MaxTools <= 0 {
-		l.MaxTools = DefaultMaxTools
-	}
-	if l.MaxToolCalls <= 0 {
-		l.MaxToolCalls = DefaultMaxToolCalls
-	}
-	if l.MaxMetadataPairs <= 0 {
-		l.MaxMetadataPairs = DefaultMaxMetadataPairs
-	}
-	return l
-}
 
 // DecodeChat decodes and validates a chat completion request body. Model-specific rules (the
 // token ceiling, price-driven requirements, provider limits) are checked later, once the model
 // and its routes are known.
-func DecodeChat(body []byte, lim Limits) (*ChatRequest, *llm.Error) {
+func DecodeChat(body []byte, lim llm.Limits) (*ChatRequest, *llm.Error) {
 	req := new(ChatRequest)
 	if e := decodeStrict(body, req); e != nil {
 		return nil, e
 	}
-	if e := req.validate(lim.withDefaults()); e != nil {
+	if e := req.validate(lim.WithDefaults()); e != nil {
 		return nil, e
 	}
 	return req, nil
 }
 
-func (r *ChatRequest) validate(lim Limits) *llm.Error {
+func (r *ChatRequest) validate(lim llm.Limits) *llm.Error {
 	if r.Model == "" {
 		return llm.BadRequest("model", "you must provide a model parameter")
 	}
@@ -69,7 +45,7 @@ func (r *ChatRequest) validate(lim Limits) *llm.Error {
 	if len(r.Messages) > lim.MaxMessages {
 		return llm.BadRequest("messages", "too many messages: "+strconv.Itoa(len(r.Messages))+" (limit "+strconv.Itoa(lim.MaxMessages)+")")
 	}
-	if e := validateMessages(r.Messages, lim); e != nil {
+	if e := validateMessages(r.Messages); e != nil {
 		return e
 	}
 	if r.MaxCompletionTokens != nil && *r.MaxCompletionTokens < 1 {
@@ -87,10 +63,10 @@ func (r *ChatRequest) validate(lim Limits) *llm.Error {
 	if e := validateTools(r.Tools, r.ToolChoice, lim); e != nil {
 		return e
 	}
-	return validateMetadata(r.Metadata, lim)
+	return validateMetadata(r.Metadata)
 }
 
-func validateMessages(msgs []Message, lim Limits) *llm.Error {
+func validateMessages(msgs []Message) *llm.Error {
 	// Tool results must answer a call of the assistant turn just before them; providers such as
 	// Anthropic and Bedrock reject orphans, so refusing here gives the same answer on every route.
 	pending := map[string]bool{}
@@ -119,7 +95,7 @@ func validateMessages(msgs []Message, lim Limits) *llm.Error {
 			if m.Content == nil && len(m.ToolCalls) == 0 {
 				return llm.BadRequest(p+".content", p+".content is required unless tool_calls is given")
 			}
-			if len(m.ToolCalls) > lim.MaxToolCalls {
+			if len(m.ToolCalls) > maxToolCalls {
 				return llm.BadRequest(p+".tool_calls", "too many tool calls in "+p)
 			}
 			pendingFrom = i
@@ -201,7 +177,7 @@ func validateEchoedFields(m *Message, p string) *llm.Error {
 	return nil
 }
 
-func validateTools(tools []Tool, choice *ToolChoice, lim Limits) *llm.Error {
+func validateTools(tools []Tool, choice *ToolChoice, lim llm.Limits) *llm.Error {
 	if len(tools) > lim.MaxTools {
 		return llm.BadRequest("tools", "too many tools: "+strconv.Itoa(len(tools))+" (limit "+strconv.Itoa(lim.MaxTools)+")")
 	}
@@ -248,9 +224,9 @@ func validFunctionName(s string) bool {
 	return true
 }
 
-func validateMetadata(md map[string]string, lim Limits) *llm.Error {
-	if len(md) > lim.MaxMetadataPairs {
-		return llm.BadRequest("metadata", "metadata holds at most "+strconv.Itoa(lim.MaxMetadataPairs)+" key-value pairs")
+func validateMetadata(md map[string]string) *llm.Error {
+	if len(md) > maxMetadataPairs {
+		return llm.BadRequest("metadata", "metadata holds at most "+strconv.Itoa(maxMetadataPairs)+" key-value pairs")
 	}
 	for k, v := range md {
 		if utf8.RuneCountInString(k) > maxMetadataKeyLen {

@@ -8,15 +8,18 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/fngate/fngate/core/config"
 )
 
 // NewHTTPClient returns the client shared by HTTP providers. There is no client-wide timeout:
 // each attempt's context carries the gateway's first-byte, idle and total limits, which a
 // single http.Client.Timeout could not express for streams. Idle connections are kept long
-// enough to survive the pauses of a function instance that lives for minutes.
+// enough to survive the pauses of a function instance that lives for minutes. A connect
+// timeout of 0 is the config's default (timeouts.connect).
 func NewHTTPClient(connectTimeout time.Duration) *http.Client {
 	if connectTimeout <= 0 {
-		connectTimeout = 5 * time.Second
+		connectTimeout = config.DefaultConnect
 	}
 	dialer := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
 	return &http.Client{

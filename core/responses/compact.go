@@ -55,7 +55,7 @@ var compactFields = []string{
 // unknown field is refused naming it, the model is required, input may be a string, items
 // or null (previous_response_id then gives the conversation). The conversation is built by
 // Unseal, Continue and Compaction, in that order.
-func DecodeCompact(body []byte, lim Limits) (*Request, *llm.Error) {
+func DecodeCompact(body []byte, lim llm.Limits) (*Request, *llm.Error) {
 	body, e := checkBody(body)
 	if e != nil {
 		return nil, e
@@ -64,7 +64,7 @@ func DecodeCompact(body []byte, lim Limits) (*Request, *llm.Error) {
 		LLM: &llm.Request{Op: llm.OpChat, LateSystem: llm.LateSystemHoist, MaxTokensParam: "max_output_tokens",
 			Responses: &llm.Responses{Compact: true}},
 		echo: map[string][]byte{},
-		lim:  lim.withDefaults(),
+		lim:  lim.WithDefaults(),
 	}
 	d := decoder{r: r}
 	hasInput := false

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/compaction"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 const testOwner = "app"
@@ -30,7 +30,7 @@ func testRing(t *testing.T, id string, fill byte) *compaction.Keyring {
 // compactAll decodes a compact body and builds its summary request as the door does.
 func compactAll(t *testing.T, body []byte, ring *compaction.Keyring) (*responses.Request, *llm.Error) {
 	t.Helper()
-	r, e := responses.DecodeCompact(body, responses.Limits{})
+	r, e := responses.DecodeCompact(body, llm.Limits{})
 	if e == nil {
 		e = r.Unseal(ring, testOwner)
 	}
@@ -169,7 +169,7 @@ func TestUnsealOnResponses(t *testing.T) {
 	ring := testRing(t, "k1", 1)
 	sealed := ring.Seal(testOwner, []byte("The user likes PAPAYA."))
 	body := `{"model":"m","input":[{"role":"user","content":"hi"},{"id":"cmp_1","type":"compaction","encrypted_content":"` + sealed + `"},{"role":"user","content":"What do I like?"}]}`
-	r, e := responses.Decode([]byte(body), responses.Limits{})
+	r, e := responses.Decode([]byte(body), llm.Limits{})
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -189,12 +189,12 @@ func TestUnsealOnResponses(t *testing.T) {
 		t.Errorf("the native input still holds the ciphertext: %s", in)
 	}
 
-	r, _ = responses.Decode([]byte(body), responses.Limits{})
+	r, _ = responses.Decode([]byte(body), llm.Limits{})
 	if e := r.Unseal(ring, "another-app"); e == nil || e.Param != "input[1].encrypted_content" {
 		t.Errorf("another key's item: %v", e)
 	}
 	// Not unsealed (a door that forgot), the item never reaches a route.
-	r, _ = responses.Decode([]byte(body), responses.Limits{})
+	r, _ = responses.Decode([]byte(body), llm.Limits{})
 	if e := r.Continue(nil); e == nil || e.Param != "input[1]" {
 		t.Errorf("an unopened item: %v", e)
 	}

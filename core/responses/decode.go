@@ -42,12 +42,12 @@ var gatewayOwned = map[string]bool{"model": true, "input": true, "stream": true,
 // the same way (400 invalid_request_error naming the field); what OpenAI accepts is accepted,
 // and a route that cannot honour it refuses it later, at planning, with the reason. The
 // conversation is built by Continue, once a continued response's items are known.
-func Decode(body []byte, lim Limits) (*Request, *llm.Error) {
+func Decode(body []byte, lim llm.Limits) (*Request, *llm.Error) {
 	body, e := checkBody(body)
 	if e != nil {
 		return nil, e
 	}
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	r := &Request{
 		LLM: &llm.Request{Op: llm.OpChat, LateSystem: llm.LateSystemHoist, MaxTokensParam: "max_output_tokens",
 			Responses: &llm.Responses{}},
@@ -366,8 +366,8 @@ func (d *decoder) input(v []byte) error {
 		return nil
 	case jsonx.Array:
 		n := jsonx.Count(v)
-		if n > r.lim.MaxItems {
-			return fail(bad("input", "array_above_max_length", "Invalid 'input': too many items: "+strconv.Itoa(n)+" (this gateway's limit is "+strconv.Itoa(r.lim.MaxItems)+")."))
+		if n > r.lim.MaxMessages {
+			return fail(bad("input", "array_above_max_length", "Invalid 'input': too many items: "+strconv.Itoa(n)+" (this gateway's limit is "+strconv.Itoa(r.lim.MaxMessages)+")."))
 		}
 		r.Items = make([]json.RawMessage, 0, n)
 		r.own = make([]item, 0, n)

@@ -8,16 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // decodeAll decodes a body and builds its conversation without a continued response.
 func decodeAll(t *testing.T, body []byte) (*responses.Request, *llm.Error) {
 	t.Helper()
-	r, e := responses.Decode(body, responses.Limits{})
+	r, e := responses.Decode(body, llm.Limits{})
 	if e != nil {
 		return nil, e
 	}
@@ -212,7 +212,7 @@ func TestDecodeRefuses(t *testing.T) {
 // A continued response's items come first, and a function call it ended with is answered by
 // the request's own output.
 func TestContinueJoinsTheHistory(t *testing.T) {
-	r, e := responses.Decode([]byte(`{"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), responses.Limits{})
+	r, e := responses.Decode([]byte(`{"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), llm.Limits{})
 	if e != nil {
 		t.Fatal(e)
 	}
@@ -231,7 +231,7 @@ func TestContinueJoinsTheHistory(t *testing.T) {
 		t.Errorf("own items %d, want 1 (the store keeps the history apart)", len(r.Items))
 	}
 	// Without the history, the output answers nothing.
-	r, _ = responses.Decode([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), responses.Limits{})
+	r, _ = responses.Decode([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]}`), llm.Limits{})
 	if e := r.Continue(nil); e == nil || e.Param != "input[0].call_id" {
 		t.Errorf("an orphan output: %v", e)
 	}
@@ -280,7 +280,7 @@ func BenchmarkDecodeCodexRequest(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r, e := responses.Decode(body, responses.Limits{})
+		r, e := responses.Decode(body, llm.Limits{})
 		if e == nil {
 			e = r.Continue(nil)
 		}

@@ -497,8 +497,8 @@ func (r *Request) Continue(history []json.RawMessage) *llm.Error {
 		items = append(items, it)
 	}
 	items = append(items, r.own...)
-	if len(items) > r.lim.MaxItems {
-		return bad("input", "array_above_max_length", "Invalid 'input': the conversation holds "+strconv.Itoa(len(items))+" items with the continued response's (this gateway's limit is "+strconv.Itoa(r.lim.MaxItems)+").")
+	if len(items) > r.lim.MaxMessages {
+		return bad("input", "array_above_max_length", "Invalid 'input': the conversation holds "+strconv.Itoa(len(items))+" items with the continued response's (this gateway's limit is "+strconv.Itoa(r.lim.MaxMessages)+").")
 	}
 	msgs, e := conversation(items)
 	if e != nil {

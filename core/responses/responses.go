@@ -2,7 +2,7 @@
 // Anthropic's: strict decoding of POST /v1/responses into the gateway's request, and the
 // encoding of response objects, stream events and errors in OpenAI's shapes.
 //
-//	responses.go  Request (what the door keeps beside llm.Request), Limits
+//	responses.go  Request: what the door keeps beside llm.Request
 //	decode.go     the request body -> Request, refusing what OpenAI refuses
 //	tools.go      tools, tool_choice, text.format, reasoning, include
 //	items.go      input items (and a continued response's) -> llm messages
@@ -63,16 +63,9 @@ import (
 	"github.com/fngate/fngate/core/llm"
 )
 
-// Limits bounds what one request may carry. Zero fields take the defaults.
-type Limits struct {
-	MaxItems int // input items, a continued response's included
-	MaxTools int
-}
-
-// Defaults: OpenAI allows 128 tools; the item limit matches the other doors' message limit.
+// Bounds of the door's own. How many input items (a continued response's included) and tools
+// a request may carry is configurable (llm.Limits: MaxMessages counts the items).
 const (
-	DefaultMaxItems = 2048
-	DefaultMaxTools = 128
 	// maxNesting bounds JSON nesting; items and tool schemas need far less.
 	maxNesting = 128
 	// maxMetadataPairs, maxMetadataKey and maxMetadataValue are OpenAI's metadata bounds.
@@ -80,16 +73,6 @@ const (
 	maxMetadataKey   = 64
 	maxMetadataValue = 512
 )
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxItems <= 0 {
-		l.MaxItems = DefaultMaxItems
-	}
-	if l.MaxTools <= 0 {
-		l.MaxTools = DefaultMaxTools
-	}
-	return l
-}
 
 // Request is a decoded POST /v1/responses: the gateway's request and what the door itself
 // needs to answer and to store the response.
@@ -124,7 +107,7 @@ type Request struct {
 	conv []item
 	// sealed counts the gateway-sealed compaction items among own (Unseal opens them).
 	sealed int
-	lim    Limits
+	lim    llm.Limits
 }
 
 // Echo returns the raw value the client sent for a field the response object repeats, or

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // ids makes the random ids stable for the golden files.

@@ -3,12 +3,12 @@
 // stored response belongs to the gateway key that made it: another key neither sees nor
 // deletes it.
 //
-//	store.go          the Store interface, Stored, the errors, and the memory store (make run)
-//	file.go           one file per response under a directory (make run across restarts)
-//	dynamostore/      a DynamoDB table (the Lambda function)
-//	firestorestore/   a Firestore collection (Cloud Functions)
-//	storetest/        the conformance suite every store passes
-//	internal/record   what the cloud stores share: the key, the compressed body, its parts
+//	store.go            the Store interface, Stored, the errors, and the memory store (make run)
+//	file.go             one file per response under a directory (make run across restarts)
+//	dynamostore/        a DynamoDB table (the Lambda function)
+//	firestorestore/     a Firestore collection (Cloud Functions)
+//	internal/storetest  the conformance suite every store passes
+//	internal/record     what the cloud stores share: the key, the compressed body, its parts
 //
 // Expiry is each store's own: a response is gone once its clock reaches Expires, though the
 // cloud stores' TTL deletes it only later. The cloud stores compress a response's input and

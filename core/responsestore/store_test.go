@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/responsestore"
-	"github.com/fngate/fngate/core/responsestore/storetest"
+	"github.com/fngate/fngate/core/responsestore/internal/storetest"
 )
 
 func TestMemory(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // flakyLister answers from a memory store unless told to fail or to block.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/routestate"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/core/routestate/internal/storetest"
 )
 
 func TestMemoryStore(t *testing.T) {

@@ -17,10 +17,10 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/eventarc"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 func loadEvent(t *testing.T, name string) event.Event {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestDecodeGolden decodes each payload the function is wired to receive and compares the

@@ -13,11 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
-	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // TestRacingFunctionsOnDynamoDB builds the function as main does (setup from the
@@ -25,12 +26,8 @@ import (
 // instances handle the same EventBridge event at once, as a target retry overlapping the
 // first invocation would: exactly one applies, on the real conditional writes.
 func TestRacingFunctionsOnDynamoDB(t *testing.T) {
-	endpoint := storetest.Moto(t)
-	t.Setenv("AWS_ENDPOINT_URL", endpoint)
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	endpoint := emulator.Moto(t)
+	awstest.Isolate(t, "test", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const table = "fngate-routestate"

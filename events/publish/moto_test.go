@@ -15,9 +15,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fngate/fngate/core/record"
-	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/events/publish"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestPublishThroughMotoRuleToSQS sends real PutEvents calls to moto_server's EventBridge,
@@ -25,7 +25,7 @@ import (
 // pattern passes the classes remediation acts on (with or without a status) and holds back
 // the rest, and the detail decodes to the attempt's record.
 func TestPublishThroughMotoRuleToSQS(t *testing.T) {
-	endpoint := storetest.Moto(t)
+	endpoint := emulator.Moto(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
 	creds := credentials.NewStaticCredentialsProvider("test", "test", "")

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 const route = "claude/claude-sonnet-4-5"

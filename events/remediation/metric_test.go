@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/events/remediation"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 var sample = remediation.Outcome{

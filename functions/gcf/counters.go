@@ -33,7 +33,7 @@ func counterStore(ctx context.Context, getenv func(string) string, cfg *config.C
 	c := cfg.Counters
 	project := getenv(EnvCountersProject)
 	switch {
-	case c.Store == "" && project != "", c.Store == config.CountersFirestore:
+	case c.Kind == "" && project != "", c.Kind == config.StoreFirestore:
 		for field, env := range map[*string]string{&c.Project: project, &c.Database: getenv(EnvCountersDatabase), &c.Prefix: getenv(EnvCountersPrefix)} {
 			if *field == "" {
 				*field = env
@@ -46,10 +46,10 @@ func counterStore(ctx context.Context, getenv func(string) string, cfg *config.C
 		counters.Warm(s, warmUp)
 		opt.Counters = s
 		return nil
-	case c.Store == "", c.Store == config.CountersMemory:
+	case c.Kind == "", c.Kind == config.StoreMemory:
 		logger.Warn("counters in memory: every instance counts its own requests, so limits multiply with instances; set " + EnvCountersProject + " (the Terraform module does)")
 		opt.Counters = counters.NewMemory()
 		return nil
 	}
-	return fmt.Errorf("counters.store %s is not available on Cloud Functions: use firestore (or memory for one instance)", c.Store)
+	return fmt.Errorf("counters.store %s is not available on Cloud Functions: use firestore (or memory for one instance)", c.Kind)
 }

@@ -13,14 +13,14 @@ import (
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/firestorecounters"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestBuildLimitsAcrossInstances builds two instances the way the Terraform module configures
 // them (COUNTERS_PROJECT, COUNTERS_PREFIX; the config names no store) on the Firestore emulator: a
 // key's 3 requests a minute are 3 across both, and the fourth is a 429.
 func TestBuildLimitsAcrossInstances(t *testing.T) {
-	t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+	t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 	warmEmulator(t)
 	env := map[string]string{
 		// The emulator answers slower than the default timeout on a busy machine; closed makes
@@ -72,7 +72,7 @@ func warmEmulator(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, closeClient, err := firestorecounters.Open(ctx, config.Counters{Project: "fngate-test", Prefix: "warm_"})
+	s, closeClient, err := firestorecounters.Open(ctx, config.Counters{Store: config.Store{Project: "fngate-test"}, Prefix: "warm_"})
 	if err != nil {
 		t.Fatal(err)
 	}

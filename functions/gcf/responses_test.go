@@ -14,8 +14,8 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
-	"github.com/fngate/fngate/core/responsestore/storetest"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 const catalog = "connections: {mock: {kind: mock}}\nmodels: {m: {routes: [{connection: mock, model: echo}]}}\n"
@@ -121,7 +121,7 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 		}
 		instances = append(instances, h)
 	}
-	storetest.AcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
+	gatewaytest.StoredAcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer key-gcf-responses-1")
 		req.Header.Set("Content-Type", "application/json")

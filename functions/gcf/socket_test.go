@@ -3,7 +3,7 @@ package gcf
 import (
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // TestWebSocketModeThroughTheFunctionsFramework: the functions framework hands the upgrade

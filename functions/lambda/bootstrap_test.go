@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 // These tests build the real bootstrap (for the host, with the Lambda build tags) and drive

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 // TestCompactionAcrossInstances runs two bootstraps whose compaction key comes from Secrets

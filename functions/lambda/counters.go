@@ -30,7 +30,7 @@ func counterStore(getenv func(string) string, cfg *config.Config, logger *slog.L
 	c := cfg.Counters
 	table := getenv(EnvCountersTable)
 	switch {
-	case c.Store == "" && table != "", c.Store == config.CountersDynamoDB:
+	case c.Kind == "" && table != "", c.Kind == config.StoreDynamoDB:
 		if c.Table == "" {
 			c.Table = table
 		}
@@ -41,11 +41,11 @@ func counterStore(getenv func(string) string, cfg *config.Config, logger *slog.L
 		counters.Warm(s, warmUp)
 		opt.Counters = s
 		return nil
-	case c.Store == "", c.Store == config.CountersMemory:
+	case c.Kind == "", c.Kind == config.StoreMemory:
 		// Each instance would count alone: a limit per instance, not per key.
 		logger.Warn("counters in memory: every Lambda instance counts its own requests, so limits multiply with instances; set " + EnvCountersTable + " (the templates do)")
 		opt.Counters = counters.NewMemory()
 		return nil
 	}
-	return fmt.Errorf("counters.store %s is not available on Lambda: use dynamodb (or memory for one instance)", c.Store)
+	return fmt.Errorf("counters.store %s is not available on Lambda: use dynamodb (or memory for one instance)", c.Kind)
 }

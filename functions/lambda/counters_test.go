@@ -12,8 +12,8 @@ import (
 
 	"github.com/fngate/fngate/core/counters/dynamocounters"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/routestate/storetest"
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 // TestBootstrapLimitsAcrossInstances runs two bootstraps, two Lambda instances, the way the
@@ -21,7 +21,7 @@ import (
 // moto_server: a key's 3 requests a minute are 3 across both, and the fourth, on either, is
 // a 429 with OpenAI's headers.
 func TestBootstrapLimitsAcrossInstances(t *testing.T) {
-	endpoint := storetest.Moto(t)
+	endpoint := emulator.Moto(t)
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 	table := fmt.Sprintf("fngate-counters-%d", time.Now().UnixNano())

@@ -14,9 +14,10 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
-	"github.com/fngate/fngate/core/responsestore/storetest"
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/fakeruntime"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 func parse(t *testing.T, yaml string) *config.Config {
@@ -60,10 +61,7 @@ func TestResponseStoreChoice(t *testing.T) {
 // Lambda environment's endpoint and credentials, under the config's timeout.
 func TestResponseStoreOnMoto(t *testing.T) {
 	endpoint := emulator.Moto(t)
-	t.Setenv("AWS_ENDPOINT_URL", endpoint)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_REGION", "us-east-1")
+	awstest.Isolate(t, "test", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -132,7 +130,7 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 	env := []string{"FNGATE_CONFIG_YAML=" + cfg, EnvResponsesTable + "=" + table, "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_ENDPOINT_URL=" + endpoint}
 	in := []*instance{start(t, env...), start(t, env...)}
-	storetest.AcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
+	gatewaytest.StoredAcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
 		t.Helper()
 		ev := fakeruntime.URLEvent(method, path, map[string]string{"content-type": "application/json", "authorization": "Bearer key-lambda-responses-1"}, body)
 		_, p, out := in[i].invoke(t, fakeruntime.Request{Event: ev})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/fakeruntime"
 	"github.com/fngate/fngate/internal/loopback"
 )
 

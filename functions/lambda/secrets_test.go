@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 // TestSecretsResolvedOnceAtColdStart runs the bootstrap against Secrets Manager (moto): the

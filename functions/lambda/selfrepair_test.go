@@ -19,10 +19,10 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
-	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/events/publish"
 	"github.com/fngate/fngate/events/remediation"
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 const selfRepairConfig = `
@@ -44,7 +44,7 @@ models:
 // cooling record written to the table moves the next answers to the second route, and a
 // failed attempt reaches an EventBridge rule with publish.RulePattern on that bus.
 func TestBootstrapSelfRepairWithDynamoDBAndEventBridge(t *testing.T) {
-	endpoint := storetest.Moto(t)
+	endpoint := emulator.Moto(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	creds := credentials.NewStaticCredentialsProvider("test", "test", "")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/fakeruntime"
 )
 
 // TestWebSocketUpgradeGetsHTTPStreaming: Lambda function URLs pass no WebSocket upgrade, so

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/fakeruntime"
 	"github.com/fngate/fngate/internal/otlpfake"
 )
 

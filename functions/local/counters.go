@@ -20,20 +20,20 @@ func openCounters(ctx context.Context, cfg *config.Config) (counters.Store, func
 	if !cfg.Limited() {
 		return nil, none, nil
 	}
-	switch c.Store {
-	case "", config.CountersMemory:
+	switch c.Kind {
+	case "", config.StoreMemory:
 		return counters.NewMemory(), none, nil
-	case config.CountersFile:
+	case config.StoreFile:
 		s, err := counters.OpenFile(c.Path)
 		return s, none, err
-	case config.CountersDynamoDB:
+	case config.StoreDynamoDB:
 		s, err := dynamocounters.Open(ctx, sdkconfig.Load, c)
 		if err != nil {
 			return nil, none, err
 		}
 		counters.Warm(s, 5*time.Second)
 		return s, none, nil
-	case config.CountersFirestore:
+	case config.StoreFirestore:
 		s, closeClient, err := openFirestoreCounters(ctx, c)
 		if err != nil {
 			return nil, none, err
@@ -41,5 +41,5 @@ func openCounters(ctx context.Context, cfg *config.Config) (counters.Store, func
 		counters.Warm(s, 10*time.Second)
 		return s, func() { _ = closeClient() }, nil
 	}
-	return nil, none, fmt.Errorf("counters.store %q", c.Store)
+	return nil, none, fmt.Errorf("counters.store %q", c.Kind)
 }

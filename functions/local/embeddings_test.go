@@ -12,8 +12,8 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/internal/loopback"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // TestEmbeddedDefaultServesEmbeddings: the local server on the embedded default, with every

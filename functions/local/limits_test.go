@@ -18,7 +18,8 @@ import (
 
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 const xprocKey = "key-across-processes-1"
@@ -38,12 +39,8 @@ func TestLimitsHoldAcrossProcesses(t *testing.T) {
 			return fmt.Sprintf("store: file, path: %q", filepath.Join(t.TempDir(), "counters.json"))
 		}},
 		{"dynamodb", true, func(t *testing.T) string {
-			endpoint := storetest.Moto(t)
-			for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
-				"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
-				"AWS_EC2_METADATA_DISABLED": "true"} {
-				t.Setenv(k, v)
-			}
+			endpoint := emulator.Moto(t)
+			awstest.Isolate(t, "test")
 			db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 				Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 			table := fmt.Sprintf("fngate-xproc-%d", time.Now().UnixNano())
@@ -53,7 +50,7 @@ func TestLimitsHoldAcrossProcesses(t *testing.T) {
 			return fmt.Sprintf("store: dynamodb, table: %s, region: us-east-1, endpoint: %q", table, endpoint)
 		}},
 		{"firestore", false, func(t *testing.T) string {
-			t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+			t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 			return fmt.Sprintf("store: firestore, project: fngate-test, prefix: xproc%d_, shards: 4", time.Now().UnixNano())
 		}},
 	} {

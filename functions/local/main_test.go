@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/loopback"
 	"github.com/fngate/fngate/internal/otlpfake"
 )

@@ -18,8 +18,9 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
-	rstest "github.com/fngate/fngate/core/responsestore/storetest"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 func TestResponseStoreFromConfig(t *testing.T) {
@@ -80,12 +81,8 @@ func TestResponsesAcrossProcesses(t *testing.T) {
 			return fmt.Sprintf("store: file, path: %q", filepath.Join(t.TempDir(), "responses"))
 		}},
 		{"dynamodb", func(t *testing.T) string {
-			endpoint := storetest.Moto(t)
-			for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
-				"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none"),
-				"AWS_EC2_METADATA_DISABLED": "true", "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint} {
-				t.Setenv(k, v)
-			}
+			endpoint := emulator.Moto(t)
+			awstest.Isolate(t, "test", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
 			db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 				Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 			table := fmt.Sprint("fngate-xproc-responses-", time.Now().UnixNano())
@@ -95,7 +92,7 @@ func TestResponsesAcrossProcesses(t *testing.T) {
 			return "store: dynamodb, table: " + table
 		}},
 		{"firestore", func(t *testing.T) string {
-			t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+			t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 			return fmt.Sprintf("store: firestore, project: fngate-test, collection: xproc_responses_%d", time.Now().UnixNano())
 		}},
 	} {
@@ -112,7 +109,7 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 				_, addr := startServer(t, cfg, "-route-state", "off")
 				addrs = append(addrs, addr)
 			}
-			rstest.AcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
+			gatewaytest.StoredAcrossInstances(t, func(t *testing.T, i int, method, path, body string) (int, []byte) {
 				t.Helper()
 				req, err := http.NewRequest(method, "http://"+addrs[i]+path, strings.NewReader(body))
 				if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // TestWebSocketModeOnTheServer: the real server takes the Responses API's WebSocket mode: a

@@ -8,6 +8,9 @@
 // never listening: the kernel hands the port to nobody else while it is held, and a child that
 // sets SO_REUSEADDR too (Go's net.Listen, Python's http.server and the JVM all do) can still
 // bind and listen on it. Elsewhere the port is only probed, as before.
+//
+// Blackhole (blackhole.go) is a loopback listener that never answers, for the tests of a
+// client's timeouts.
 package loopback
 
 import (

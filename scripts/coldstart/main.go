@@ -1,6 +1,6 @@
 // Command coldstart measures the Lambda bootstrap's cold start the way Lambda sees it: from
 // exec of the bootstrap to the first byte of its response on the Runtime API (a fake one,
-// functions/lambda/fakeruntime), beside a hello-world lambdaurl bootstrap measured the same
+// internal/fakeruntime), beside a hello-world lambdaurl bootstrap measured the same
 // way. It also reports the arm64 binary sizes the deployment ships.
 //
 //	go run ./scripts/coldstart [-n 20]
@@ -21,7 +21,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fngate/fngate/functions/lambda/fakeruntime"
+	"github.com/fngate/fngate/internal/fakeruntime"
 	"github.com/fngate/fngate/internal/loopback"
 )
 

@@ -6,13 +6,12 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/internal/awstest"
 )
 
 // The full chain's clients send their bodies through awsconf.SafeBodies too.
 func TestLoadUsesSafeBodies(t *testing.T) {
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	awstest.Isolate(t, "", "AWS_REGION=us-east-1")
 	cfg, err := Load(context.Background(), awsconf.Options{})
 	if err != nil {
 		t.Fatal(err)

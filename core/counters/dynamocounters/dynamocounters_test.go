@@ -14,15 +14,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fngate/fngate/core/counters"
-	"github.com/fngate/fngate/core/counters/counterstest"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/core/counters/internal/counterstest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestStoreAgainstMoto runs the counters contract on moto_server's DynamoDB, one fresh table
 // per subtest.
 func TestStoreAgainstMoto(t *testing.T) {
-	endpoint := storetest.Moto(t)
+	endpoint := emulator.Moto(t)
 	db := dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
@@ -44,7 +44,7 @@ func TestStoreAgainstMoto(t *testing.T) {
 // written (each write removes what the one before it found stale), and carries the TTL
 // attribute of its month.
 func TestPassedWindowsAreRemoved(t *testing.T) {
-	endpoint := storetest.Moto(t)
+	endpoint := emulator.Moto(t)
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 	ctx := context.Background()

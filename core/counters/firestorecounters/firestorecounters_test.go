@@ -10,16 +10,16 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/fngate/fngate/core/counters"
-	"github.com/fngate/fngate/core/counters/counterstest"
 	"github.com/fngate/fngate/core/counters/firestorecounters"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/core/counters/internal/counterstest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestStoreAgainstEmulator runs the counters contract on the gcloud Firestore emulator, one
 // collection prefix per subtest, with one shard and with several, and then what the shards
 // hold.
 func TestStoreAgainstEmulator(t *testing.T) {
-	t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+	t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client, err := firestore.NewClient(ctx, "fngate-test")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,15 +16,16 @@ import (
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/bedrock"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/providers/vertex"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 const bedrockModel = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -42,14 +42,7 @@ func start(t *testing.T) *backends {
 	t.Helper()
 	// The AWS SDK reads its credentials from the environment, pointed here at files of the
 	// test's own, so nothing of the machine's is used and nothing leaves it.
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID": "AKIDCROSSROUTE", "AWS_SECRET_ACCESS_KEY": "fake-secret", "AWS_SESSION_TOKEN": "",
-		"AWS_PROFILE": "", "AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
-		"AWS_BEARER_TOKEN_BEDROCK": "", "AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
-	} {
-		t.Setenv(k, v)
-	}
+	awstest.Isolate(t, "AKIDCROSSROUTE", "AWS_ENDPOINT_URL=http://127.0.0.1:1")
 	b := &backends{anthropic: anthropicfake.New(), bedrock: bedrockfake.Start(), vertex: vertexfake.New()}
 	t.Cleanup(b.anthropic.Close)
 	t.Cleanup(b.bedrock.Close)

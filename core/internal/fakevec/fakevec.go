@@ -1,6 +1,7 @@
 // Package fakevec makes the deterministic vectors the mock provider and the fake upstreams
-// answer embeddings with: the same input and length give the same vector everywhere, so a
-// test can say what a route must have returned.
+// answer embeddings with (the fakes through mock.Embedding, as they live outside core): the
+// same input and length give the same vector everywhere, so a test can say what a route must
+// have returned.
 package fakevec
 
 import (

@@ -9,9 +9,9 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // TestReplayThroughTheMessagesDoor serves each Anthropic recording to a gateway asked through

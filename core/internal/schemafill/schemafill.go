@@ -1,9 +1,9 @@
 // Package schemafill builds a JSON value that a JSON Schema accepts, for the mock provider's
-// structured answers and the fakes' (a deterministic stand-in for a model asked for
-// response_format json_schema). It reads what SDK schema builders emit (zod, Pydantic,
-// LangChain's converters): type (or a list of types), properties and required, items and
-// minItems, enum, const, anyOf/oneOf/allOf, $ref into $defs or definitions, string formats,
-// length and numeric bounds. Patterns are not honoured.
+// structured answers and the fakes' (through mock.SchemaJSON; a deterministic stand-in for a
+// model asked for response_format json_schema). It reads what SDK schema builders emit (zod,
+// Pydantic, LangChain's converters): type (or a list of types), properties and required,
+// items and minItems, enum, const, anyOf/oneOf/allOf, $ref into $defs or definitions, string
+// formats, length and numeric bounds. Patterns are not honoured.
 package schemafill
 
 import (

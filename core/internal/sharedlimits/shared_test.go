@@ -22,11 +22,11 @@ import (
 	"github.com/fngate/fngate/core/counters/dynamocounters"
 	"github.com/fngate/fngate/core/counters/firestorecounters"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
-	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/core/telemetry"
+	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 const appKey = "key-shared-limits-1"
@@ -50,7 +50,7 @@ var backends = []backend{
 		}
 	}},
 	{"dynamodb", true, func(t *testing.T) func(*testing.T) counters.Store {
-		db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(storetest.Moto(t)),
+		db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(emulator.Moto(t)),
 			Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 		var n atomic.Int64
 		return func(t *testing.T) counters.Store {
@@ -62,7 +62,7 @@ var backends = []backend{
 		}
 	}},
 	{"firestore", false, func(t *testing.T) func(*testing.T) counters.Store {
-		t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+		t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 		client, err := firestore.NewClient(context.Background(), "fngate-test")
 		if err != nil {
 			t.Fatal(err)

@@ -25,14 +25,14 @@ import (
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/dynamostore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
-	"github.com/fngate/fngate/core/responsestore/storetest"
-	emu "github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 const (
@@ -88,7 +88,7 @@ var backends = []backend{
 		}
 	}},
 	{"dynamodb", true, func(t *testing.T) func(func() time.Time) responsestore.Store {
-		endpoint := emu.Moto(t)
+		endpoint := emulator.Moto(t)
 		client := func() *dynamodb.Client {
 			return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), HTTPClient: awsconf.HTTPClient(),
 				Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
@@ -103,7 +103,7 @@ var backends = []backend{
 		}
 	}},
 	{"firestore", true, func(t *testing.T) func(func() time.Time) responsestore.Store {
-		t.Setenv("FIRESTORE_EMULATOR_HOST", emu.Firestore(t))
+		t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 		collection := fmt.Sprint("shared_responses_", time.Now().UnixNano())
 		return func(now func() time.Time) responsestore.Store {
 			client, err := firestore.NewClient(context.Background(), "fngate-test")
@@ -404,7 +404,7 @@ func TestLargeResponsesAcrossInstances(t *testing.T) {
 // response_store_unavailable, a new response answered with store: false. Each call returns
 // (a client timeout of minutes catches a hang).
 func TestUnreachableStore(t *testing.T) {
-	hole := storetest.Blackhole(t)
+	hole := loopback.Blackhole(t)
 	for _, tc := range []struct {
 		name  string
 		store func(t *testing.T) responsestore.Store

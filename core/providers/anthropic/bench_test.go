@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
 func BenchmarkBuildRequest(b *testing.B) {
@@ -23,7 +24,7 @@ func BenchmarkBuildRequest(b *testing.B) {
 		{"role":"tool","tool_call_id":"call_1","content":"18C"},
 		{"role":"tool","tool_call_id":"call_2","content":"22C"},
 		{"role":"user","content":"Which is warmer?"}],
-		"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`), openai.Limits{})
+		"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`), llm.Limits{})
 	if oe != nil {
 		b.Fatal(oe)
 	}
@@ -65,7 +66,7 @@ func BenchmarkChatStreamFake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req, _ := openai.DecodeChatRequest([]byte(`{"model":"gw","stream":true,"messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	req, _ := openai.DecodeChatRequest([]byte(`{"model":"gw","stream":true,"messages":[{"role":"user","content":"hi"}]}`), llm.Limits{})
 	b.ReportAllocs()
 	for b.Loop() {
 		s, err := p.Stream(context.Background(), req, providers.Target{Model: "claude"})

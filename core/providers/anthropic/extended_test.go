@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestExtendedGolden translates each extended-profile request under testdata/extended for
@@ -34,7 +34,7 @@ func TestExtendedGolden(t *testing.T) {
 			if err := json.Unmarshal(raw, &c); err != nil {
 				t.Fatal(err)
 			}
-			req, _, oe := openai.DecodeChatProfile(c.Request, openai.Limits{}, openai.Profile{Extended: true, NamesOptional: strings.HasSuffix(name, "_ignored")})
+			req, _, oe := openai.DecodeChatProfile(c.Request, llm.Limits{}, openai.Profile{Extended: true, NamesOptional: strings.HasSuffix(name, "_ignored")})
 			if oe != nil {
 				t.Fatalf("the door refuses it: %v", oe)
 			}
@@ -85,7 +85,7 @@ func TestAnswerToolIsContent(t *testing.T) {
 	}
 	schema := `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`
 	body := `{"model":"gw","messages":[{"role":"user","content":"Paris"}],"response_format":{"type":"json_schema","json_schema":{"name":"trip","schema":` + schema + `}}}`
-	req, _, oe := openai.DecodeChatProfile([]byte(body), openai.Limits{}, openai.Profile{Extended: true})
+	req, _, oe := openai.DecodeChatProfile([]byte(body), llm.Limits{}, openai.Profile{Extended: true})
 	if oe != nil {
 		t.Fatal(oe)
 	}

@@ -13,14 +13,13 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
-	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // The gateway under test: every Anthropic route points at the fake. gw/claude-backup and
@@ -73,12 +72,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	fake := anthropicfake.New()
 	t.Cleanup(fake.Close)
-	cfg := gatewaytest.Config(t, strings.ReplaceAll(gatewayConfig, "FAKE", fake.URL), config.Options{})
-	reg := providers.Registry{}
-	anthropic.Register(reg)
-	mock.Register(reg)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, strings.ReplaceAll(gatewayConfig, "FAKE", fake.URL), anthropic.Register, mock.Register)
 	return &harness{fake: fake, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
 // TestMessagesDoorPassesAnthropicThrough: through /v1/messages an Anthropic route is near

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 type requestCase struct {
@@ -40,7 +40,7 @@ func TestRequestGolden(t *testing.T) {
 			if err := json.Unmarshal(raw, &c); err != nil {
 				t.Fatal(err)
 			}
-			req, oe := openai.DecodeChatRequest(c.Request, openai.Limits{})
+			req, oe := openai.DecodeChatRequest(c.Request, llm.Limits{})
 			if oe != nil {
 				t.Fatalf("the case's request is not a valid OpenAI request: %v", oe)
 			}
@@ -67,7 +67,7 @@ func TestRequestGolden(t *testing.T) {
 
 func chat(t *testing.T, body string) *llm.Request {
 	t.Helper()
-	req, oe := openai.DecodeChatRequest([]byte(body), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(body), llm.Limits{})
 	if oe != nil {
 		t.Fatalf("not a valid OpenAI request: %v\n%s", oe, body)
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestResponseGolden translates each Messages response in testdata/response and compares the

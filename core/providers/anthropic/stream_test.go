@@ -12,10 +12,10 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // collect reads a stream to its end and renders each delta as a JSON line, then the way it

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestRequestGolden translates each Chat Completions request under testdata/request for
@@ -35,7 +35,7 @@ func TestRequestGolden(t *testing.T) {
 			if err := json.Unmarshal(raw, &tc); err != nil {
 				t.Fatal(err)
 			}
-			req, oe := openai.DecodeChatRequest(tc.Request, openai.Limits{})
+			req, oe := openai.DecodeChatRequest(tc.Request, llm.Limits{})
 			if oe != nil {
 				t.Fatalf("the gateway refuses the request itself: %v", oe)
 			}

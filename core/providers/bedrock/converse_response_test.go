@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // goldenDelta shows one delta in a golden file; Error or EOF ends the list.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 func toolStart(block int32, id, name string) types.ConverseStreamOutput {

@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 // TestCountTokens: a Claude route counts through Bedrock's CountTokens, over the body its call
@@ -19,7 +20,7 @@ func TestCountTokens(t *testing.T) {
 	body := `{"model":"gw","system":"Be brief.","thinking":{"type":"enabled","budget_tokens":5000},
 		"messages":[{"role":"user","content":"How long is this?"}]}`
 	req, oe := messages.DecodeCountTokens([]byte(body), http.Header{"Anthropic-Version": {"2023-06-01"},
-		"Anthropic-Beta": {"token-counting-2024-11-01,interleaved-thinking-2025-05-14"}}, messages.Limits{})
+		"Anthropic-Beta": {"token-counting-2024-11-01,interleaved-thinking-2025-05-14"}}, llm.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // embeddingsGolden is what a golden file holds: the InvokeModel calls the request made (in

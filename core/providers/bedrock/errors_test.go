@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 // TestExceptions sends every Bedrock exception as an HTTP error response and as an

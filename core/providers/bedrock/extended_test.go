@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestExtendedGolden sends each extended-profile request under testdata/extended to its
@@ -33,7 +33,7 @@ func TestExtendedGolden(t *testing.T) {
 			if err := json.Unmarshal(raw, &tc); err != nil {
 				t.Fatal(err)
 			}
-			req, _, oe := openai.DecodeChatProfile(tc.Request, openai.Limits{}, openai.Profile{Extended: true})
+			req, _, oe := openai.DecodeChatProfile(tc.Request, llm.Limits{}, openai.Profile{Extended: true})
 			if oe != nil {
 				t.Fatalf("the door refuses it: %v", oe)
 			}
@@ -48,7 +48,7 @@ func TestExtendedGolden(t *testing.T) {
 func TestConverseAnswerToolIsContent(t *testing.T) {
 	p, f := fakeProvider(t)
 	body := `{"model":"gw","messages":[{"role":"user","content":"Paris"}],"response_format":{"type":"json_object"}}`
-	req, _, oe := openai.DecodeChatProfile([]byte(body), openai.Limits{}, openai.Profile{Extended: true})
+	req, _, oe := openai.DecodeChatProfile([]byte(body), llm.Limits{}, openai.Profile{Extended: true})
 	if oe != nil {
 		t.Fatal(oe)
 	}

@@ -15,11 +15,12 @@ import (
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 const embeddingsConfig = `
@@ -46,14 +47,10 @@ models:
 
 func newEmbeddingsHarness(t *testing.T) *harness {
 	t.Helper()
-	bedrock.IsolateAWS(t, "AKIDGATEWAY")
+	awstest.Isolate(t, "AKIDGATEWAY")
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
-	cfg := gatewaytest.Config(t, fmt.Sprintf(embeddingsConfig, f.URL), config.Options{})
-	reg := providers.Registry{}
-	bedrock.Register(reg, sdkconfig.Load)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, fmt.Sprintf(embeddingsConfig, f.URL), registerBedrock)
 	return &harness{fake: f, srv: srv, logs: logs, client: srv.OpenAI()}
 }
 
@@ -151,7 +148,7 @@ func TestGatewayEmbeddingsCohereFailover(t *testing.T) {
 // A route whose model cannot return the model's dimensions stops the start, naming its
 // place in the config.
 func TestGatewayEmbeddingsDimensionsMustAgree(t *testing.T) {
-	bedrock.IsolateAWS(t, "AKIDGATEWAY")
+	awstest.Isolate(t, "AKIDGATEWAY")
 	yaml := `connections:
   aws: {kind: bedrock, region: us-west-2, endpoint: "http://127.0.0.1:9"}
   mock: {kind: mock}

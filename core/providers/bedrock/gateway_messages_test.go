@@ -14,10 +14,10 @@ import (
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // The Claude routes of the harness (see newHarness).

@@ -14,14 +14,14 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
-	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/bedrockfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 type harness struct {
@@ -37,11 +37,11 @@ type harness struct {
 // and nova-stalls give up on a route after a first_byte of 300ms.
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	bedrock.IsolateAWS(t, "AKIDGATEWAY")
+	awstest.Isolate(t, "AKIDGATEWAY")
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
 	f.AccessKeyID = "AKIDGATEWAY"
-	cfg := gatewaytest.Config(t, fmt.Sprintf(`
+	srv, logs := gatewaytest.ServeLogged(t, fmt.Sprintf(`
 connections:
   aws:
     kind: bedrock
@@ -82,14 +82,12 @@ models:
     routes:
       - {connection: aws, model: amazon.nova-stall-v1:0}
       - {connection: backup, model: echo}
-`, f.URL), config.Options{})
-	reg := providers.Registry{}
-	bedrock.Register(reg, sdkconfig.Load)
-	mock.Register(reg)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+`, f.URL), registerBedrock, mock.Register)
 	return &harness{fake: f, srv: srv, logs: logs, client: srv.OpenAI()}
 }
+
+// registerBedrock registers the provider over the SDK's full chain, as the local server does.
+func registerBedrock(reg providers.Registry) { bedrock.Register(reg, sdkconfig.Load) }
 
 var weatherTools = []oai.ChatCompletionToolUnionParam{
 	oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather", Description: oai.String("Weather for a city"),

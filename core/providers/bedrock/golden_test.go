@@ -9,14 +9,15 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 // fakeProvider builds a provider on a fresh fake, with static credentials from the
 // environment as the default chain finds them.
 func fakeProvider(t *testing.T) (*Provider, *bedrockfake.Server) {
 	t.Helper()
-	IsolateAWS(t, "AKIDFAKE")
+	awstest.Isolate(t, "AKIDFAKE")
 	f := bedrockfake.Start()
 	t.Cleanup(f.Close)
 	f.AccessKeyID = "AKIDFAKE"

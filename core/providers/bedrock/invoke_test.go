@@ -10,8 +10,8 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 func TestAPIOf(t *testing.T) {

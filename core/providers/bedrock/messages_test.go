@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/internal/golden"
 )
 
 // TestMessagesGolden translates each Anthropic Messages request under testdata/messages, as
@@ -40,7 +40,7 @@ func TestMessagesGolden(t *testing.T) {
 			if len(tc.Betas) > 0 {
 				h.Set("Anthropic-Beta", strings.Join(tc.Betas, ","))
 			}
-			req, oe := messages.Decode(tc.Request, h, messages.Limits{})
+			req, oe := messages.Decode(tc.Request, h, llm.Limits{})
 			if oe != nil {
 				t.Fatalf("the Messages door refuses the request itself: %v", oe)
 			}

@@ -12,7 +12,8 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/bedrock/bedrockfake"
+	"github.com/fngate/fngate/internal/awstest"
+	"github.com/fngate/fngate/internal/bedrockfake"
 )
 
 func hello() *llm.Request {
@@ -63,7 +64,7 @@ func TestRegistration(t *testing.T) {
 }
 
 func TestNewContactsNothing(t *testing.T) {
-	IsolateAWS(t, "")
+	awstest.Isolate(t, "")
 	f := bedrockfake.Start()
 	defer f.Close()
 	// No credentials anywhere: building still succeeds, since the chain is resolved lazily,
@@ -94,7 +95,7 @@ func TestNewContactsNothing(t *testing.T) {
 }
 
 func TestRegion(t *testing.T) {
-	IsolateAWS(t, "AKIDFAKE")
+	awstest.Isolate(t, "AKIDFAKE")
 	f := bedrockfake.Start()
 	defer f.Close()
 	f.Script("m", okAnswer())
@@ -118,7 +119,7 @@ func TestRegion(t *testing.T) {
 }
 
 func TestProfile(t *testing.T) {
-	IsolateAWS(t, "")
+	awstest.Isolate(t, "")
 	dir := t.TempDir()
 	creds := filepath.Join(dir, "credentials")
 	conf := filepath.Join(dir, "config")
@@ -150,7 +151,7 @@ func TestProfile(t *testing.T) {
 }
 
 func TestBearerToken(t *testing.T) {
-	IsolateAWS(t, "AKIDFAKE")
+	awstest.Isolate(t, "AKIDFAKE")
 	f := bedrockfake.StartTLS()
 	defer f.Close()
 	f.Script("m", okAnswer())
@@ -219,7 +220,7 @@ func TestModelIDInPath(t *testing.T) {
 }
 
 func TestCABundle(t *testing.T) {
-	IsolateAWS(t, "AKIDFAKE")
+	awstest.Isolate(t, "AKIDFAKE")
 	f := bedrockfake.StartTLS()
 	defer f.Close()
 	f.Script("m", okAnswer())

@@ -202,6 +202,12 @@ func formatted(f *llm.ResponseFormat, text string) string {
 	return schemafill.JSON(nil, text)
 }
 
+// SchemaJSON is the mock's value for a JSON Schema (schemafill.JSON): compact JSON the schema
+// accepts, with text in every free string. The fakes of the real APIs (internal/openaifake,
+// internal/anthropicfake) build their structured answers and tool-call arguments with it, so
+// every stand-in model agrees; it is exported for them, as Embedding is.
+func SchemaJSON(schema []byte, text string) string { return schemafill.JSON(schema, text) }
+
 // isJSONObject reports whether text is one JSON object, whitespace around it allowed.
 func isJSONObject(text string) bool {
 	t := strings.TrimSpace(text)

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/golden"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // The upstream /embeddings bodies of each kind: the route's model, the inputs as an array,

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/golden"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 var kinds = []string{"openai", "openrouter", "vllm", "sglang", "openai-compatible", "ollama"}
@@ -29,7 +29,7 @@ func TestExtendedGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			profile := openai.Profile{Extended: true, NamesOptional: strings.HasSuffix(name, "_ignored")}
-			req, _, oe := openai.DecodeChatProfile(body, openai.Limits{}, profile)
+			req, _, oe := openai.DecodeChatProfile(body, llm.Limits{}, profile)
 			if oe != nil {
 				t.Fatalf("the door refuses it: %v", oe)
 			}

@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/openaicompat"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/golden"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 func newProvider(t *testing.T, kind, baseURL string) providers.Provider {
@@ -46,7 +46,7 @@ const fullRequest = `{
 // TestUpstreamBodies renders one request for each kind and compares with golden files: the
 // output maximum's field name, stream_options and the never-forwarded labels are the points.
 func TestUpstreamBodies(t *testing.T) {
-	req, oe := openai.DecodeChatRequest([]byte(fullRequest), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(fullRequest), llm.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}
@@ -117,7 +117,7 @@ func TestProfileRefusals(t *testing.T) {
 		{"ollama", strict, "tools"},
 	}
 	for _, tc := range cases {
-		req, oe := openai.DecodeChatRequest([]byte(tc.body), openai.Limits{})
+		req, oe := openai.DecodeChatRequest([]byte(tc.body), llm.Limits{})
 		if oe != nil {
 			t.Fatal(oe)
 		}
@@ -138,7 +138,7 @@ func TestOpenRouterStream(t *testing.T) {
 	fake := openaifake.New()
 	defer fake.Close()
 	p := newProvider(t, "openrouter", fake.BaseURL())
-	req, _ := openai.DecodeChatRequest([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
+	req, _ := openai.DecodeChatRequest([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), llm.Limits{})
 
 	fake.Enqueue(openaifake.Reply{Text: "the answer", Reasoning: "let me think", Comments: true, PromptTokens: 3, CompletionTokens: 9})
 	st, err := p.Stream(context.Background(), req, providers.Target{Model: "x"})
@@ -188,7 +188,7 @@ func TestEventNameFloodBreaksTheStream(t *testing.T) {
 	fake := openaifake.New()
 	defer fake.Close()
 	p := newProvider(t, "openai", fake.BaseURL())
-	req, _ := openai.DecodeChatRequest([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), openai.Limits{})
+	req, _ := openai.DecodeChatRequest([]byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`), llm.Limits{})
 	flood := strings.Repeat("event: "+strings.Repeat("e", 1<<20)+"\n", 16)
 	fake.Enqueue(openaifake.Reply{Text: "one two", Inject: []byte(flood), InjectAfter: 1})
 	st, err := p.Stream(context.Background(), req, providers.Target{Model: "x"})
@@ -214,7 +214,7 @@ func TestEventNameFloodBreaksTheStream(t *testing.T) {
 // TestBaseURLQueryIsKept: the endpoint path joins the path of base_url and base_url's query
 // stays the query (Azure's deployments take ?api-version=), on every call.
 func TestBaseURLQueryIsKept(t *testing.T) {
-	chat, oe := openai.DecodeChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	chat, oe := openai.DecodeChatRequest([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`), llm.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}

@@ -17,12 +17,12 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/vertex"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/golden"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 const embeddingsConfig = `
@@ -64,12 +64,7 @@ func newEmbeddingsHarness(t *testing.T) *harness {
 	t.Helper()
 	fake := vertexfake.New()
 	t.Cleanup(fake.Close)
-	cfg := gatewaytest.Config(t, strings.ReplaceAll(embeddingsConfig, "GRPC", fake.Addr), config.Options{})
-	reg := providers.Registry{}
-	vertex.Register(reg)
-	mock.Register(reg)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, strings.ReplaceAll(embeddingsConfig, "GRPC", fake.Addr), vertex.Register, mock.Register)
 	return &harness{fake: fake, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 

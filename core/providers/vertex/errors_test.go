@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 // TestCallError: Google's statuses as classes and HTTP statuses, read from plain status

@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 // TestExtendedFields: what each Vertex AI family does with each extended-profile field:
@@ -59,7 +60,7 @@ func TestExtendedFields(t *testing.T) {
 			if !strings.Contains(f, `"messages"`) {
 				body += `,"messages":[{"role":"user","content":"hi"}]`
 			}
-			req, _, oe := openai.DecodeChatProfile([]byte(body+"}"), openai.Limits{}, openai.Profile{Extended: true})
+			req, _, oe := openai.DecodeChatProfile([]byte(body+"}"), llm.Limits{}, openai.Profile{Extended: true})
 			if oe != nil {
 				t.Fatal(oe)
 			}
@@ -79,7 +80,7 @@ func TestExtendedFields(t *testing.T) {
 func TestMaaSExtendedBody(t *testing.T) {
 	body := `{"model":"gw","messages":[{"role":"user","content":"hi","name":"ann"}],"seed":7,"presence_penalty":0.5,"frequency_penalty":-0.5,` +
 		`"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"},"strict":true}}}`
-	req, _, oe := openai.DecodeChatProfile([]byte(body), openai.Limits{}, openai.Profile{Extended: true, NamesOptional: true})
+	req, _, oe := openai.DecodeChatProfile([]byte(body), llm.Limits{}, openai.Profile{Extended: true, NamesOptional: true})
 	if oe != nil {
 		t.Fatal(oe)
 	}

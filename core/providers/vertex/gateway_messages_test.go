@@ -13,11 +13,11 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
 	"github.com/fngate/fngate/core/messages"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 // The Messages door on Vertex AI, driven by the official Anthropic Go SDK: Claude's answers

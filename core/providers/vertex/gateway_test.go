@@ -16,15 +16,16 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
-	"github.com/fngate/fngate/core/gateway/gatewaytest"
+	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
 	"github.com/fngate/fngate/core/providers/mock"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
 	"github.com/fngate/fngate/core/providers/vertex"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 // The gateway under test: one Vertex AI connection whose gRPC endpoint is the fake
@@ -82,12 +83,7 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(fake.Close)
 	openapi := vertexfake.NewOpenAPI()
 	t.Cleanup(openapi.Close)
-	cfg := gatewaytest.Config(t, strings.NewReplacer("GRPC", fake.Addr, "REST", openapi.URL).Replace(gatewayConfig), config.Options{})
-	reg := providers.Registry{}
-	vertex.Register(reg)
-	mock.Register(reg)
-	logs := &gatewaytest.LogBuffer{}
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
+	srv, logs := gatewaytest.ServeLogged(t, strings.NewReplacer("GRPC", fake.Addr, "REST", openapi.URL).Replace(gatewayConfig), vertex.Register, mock.Register)
 	return &harness{fake: fake, openapi: openapi, srv: srv, client: srv.OpenAI(), logs: logs}
 }
 
@@ -704,7 +700,7 @@ func TestMaaSBaseURLQueryIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, oe := openai.DecodeChatRequest([]byte(`{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(`{"model":"gw/llama","messages":[{"role":"user","content":"hi"}]}`), llm.Limits{})
 	if oe != nil {
 		t.Fatal(oe)
 	}

@@ -12,12 +12,12 @@ import (
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/fngate/fngate/core/golden"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/golden"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 type requestCase struct {
@@ -36,7 +36,7 @@ type requestCase struct {
 // chat decodes a Chat Completions request as its door does.
 func chat(t *testing.T, body string) *llm.Request {
 	t.Helper()
-	req, oe := openai.DecodeChatRequest([]byte(body), openai.Limits{})
+	req, oe := openai.DecodeChatRequest([]byte(body), llm.Limits{})
 	if oe != nil {
 		t.Fatalf("not a valid OpenAI request: %v\n%s", oe, body)
 	}
@@ -51,7 +51,7 @@ func anthropicMessages(t *testing.T, body string, betas ...string) *llm.Request 
 	if len(betas) > 0 {
 		h.Set("Anthropic-Beta", strings.Join(betas, ","))
 	}
-	req, oe := messages.Decode([]byte(body), h, messages.Limits{})
+	req, oe := messages.Decode([]byte(body), h, llm.Limits{})
 	if oe != nil {
 		t.Fatalf("not a valid Messages request: %v\n%s", oe, body)
 	}
@@ -89,7 +89,7 @@ func TestGeminiRequestGolden(t *testing.T) {
 				req = anthropicMessages(t, string(c.Request), c.Betas...)
 			case "extended": // the chat door under request_profile: extended
 				var oe *llm.Error
-				if req, _, oe = openai.DecodeChatProfile(c.Request, openai.Limits{}, openai.Profile{Extended: true}); oe != nil {
+				if req, _, oe = openai.DecodeChatProfile(c.Request, llm.Limits{}, openai.Profile{Extended: true}); oe != nil {
 					t.Fatal(oe)
 				}
 			default:

@@ -23,8 +23,8 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
-	"github.com/fngate/fngate/core/providers/vertex/vertexfake"
+	"github.com/fngate/fngate/internal/openaifake"
+	"github.com/fngate/fngate/internal/vertexfake"
 )
 
 // serviceAccount writes a service account key whose token endpoint is a local server

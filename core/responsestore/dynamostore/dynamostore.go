@@ -67,8 +67,6 @@ const (
 	concurrency = 8
 	// maxKeyBytes is DynamoDB's limit on a partition key, less what a part key adds.
 	maxKeyBytes = 2048 - 64
-	// DefaultTimeout bounds a call when Options.Timeout is 0.
-	DefaultTimeout = 2 * time.Second
 )
 
 // timeLayout has a fixed width, so stored times compare as strings in a condition.
@@ -83,7 +81,8 @@ type API interface {
 
 // Options tune a store.
 type Options struct {
-	// Timeout bounds each call; 0 means DefaultTimeout.
+	// Timeout bounds each call; 0 means config.DefaultStoreTimeout, the responses.timeout
+	// a config leaves unset.
 	Timeout time.Duration
 	// Now is the clock that decides expiry; nil means time.Now.
 	Now func() time.Time
@@ -106,7 +105,7 @@ type Store struct {
 func New(db API, table string, opt Options) *Store {
 	s := &Store{db: db, table: table, timeout: opt.Timeout, now: opt.Now}
 	if s.timeout <= 0 {
-		s.timeout = DefaultTimeout
+		s.timeout = config.DefaultStoreTimeout
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -18,8 +18,10 @@ import (
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
-	"github.com/fngate/fngate/core/responsestore/storetest"
+	"github.com/fngate/fngate/core/responsestore/internal/storetest"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 func client(endpoint string) *dynamodb.Client {
@@ -157,9 +159,9 @@ func TestTooLargeIsRefusedBeforeAnyCall(t *testing.T) {
 // A table that does not answer fails each call after the store's timeout, as a failure,
 // never as "not found"; a refused connection fails at once.
 func TestUnreachableTable(t *testing.T) {
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	awstest.Isolate(t, "test")
 	for name, endpoint := range map[string]string{
-		"silent":  "http://" + storetest.Blackhole(t),
+		"silent":  "http://" + loopback.Blackhole(t),
 		"refused": "http://127.0.0.1:1",
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -57,15 +57,14 @@ const (
 	concurrency = 4
 	// maxIDBytes is Firestore's limit on a document id, less what a part id adds.
 	maxIDBytes = 1500 - 64
-	// DefaultTimeout bounds a call when Options.Timeout is 0.
-	DefaultTimeout = 2 * time.Second
 	// TTLField is the field the collection's TTL policy names; the IaC declares the same.
 	TTLField = "expires"
 )
 
 // Options tune a store.
 type Options struct {
-	// Timeout bounds each call; 0 means DefaultTimeout.
+	// Timeout bounds each call; 0 means config.DefaultStoreTimeout, the responses.timeout
+	// a config leaves unset.
 	Timeout time.Duration
 	// Now is the clock that decides expiry; nil means time.Now.
 	Now func() time.Time
@@ -88,7 +87,7 @@ type Store struct {
 func New(c *firestore.Client, collection string, opt Options) *Store {
 	s := &Store{c: c, col: c.Collection(collection), timeout: opt.Timeout, now: opt.Now}
 	if s.timeout <= 0 {
-		s.timeout = DefaultTimeout
+		s.timeout = config.DefaultStoreTimeout
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -13,8 +13,9 @@ import (
 	"cloud.google.com/go/firestore"
 
 	"github.com/fngate/fngate/core/responsestore"
-	"github.com/fngate/fngate/core/responsestore/storetest"
+	"github.com/fngate/fngate/core/responsestore/internal/storetest"
 	"github.com/fngate/fngate/internal/emulator"
+	"github.com/fngate/fngate/internal/loopback"
 )
 
 func emulatorClient(t *testing.T, host string) *firestore.Client {
@@ -126,7 +127,7 @@ func TestTooLargeIsRefusedBeforeAnyCall(t *testing.T) {
 // never as "not found"; a refused connection fails as quickly.
 func TestUnreachableDatabase(t *testing.T) {
 	for name, host := range map[string]string{
-		"silent":  storetest.Blackhole(t),
+		"silent":  loopback.Blackhole(t),
 		"refused": "127.0.0.1:1",
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -14,13 +14,14 @@ import (
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/core/routestate/internal/storetest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestStoreAgainstMoto runs the Store contract on moto_server's DynamoDB, one fresh table per
 // subtest.
 func TestStoreAgainstMoto(t *testing.T) {
-	endpoint := storetest.Moto(t)
+	endpoint := emulator.Moto(t)
 	db := dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),

@@ -11,13 +11,14 @@ import (
 
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/firestorestore"
-	"github.com/fngate/fngate/core/routestate/storetest"
+	"github.com/fngate/fngate/core/routestate/internal/storetest"
+	"github.com/fngate/fngate/internal/emulator"
 )
 
 // TestStoreAgainstEmulator runs the Store contract on the gcloud Firestore emulator, one
 // collection prefix per subtest.
 func TestStoreAgainstEmulator(t *testing.T) {
-	t.Setenv("FIRESTORE_EMULATOR_HOST", storetest.Firestore(t))
+	t.Setenv("FIRESTORE_EMULATOR_HOST", emulator.Firestore(t))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client, err := firestore.NewClient(ctx, "fngate-test")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/awsconf/sdkconfig"
+	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
 )
 
@@ -115,13 +116,7 @@ func TestClientFromEnvironment(t *testing.T) {
 		{"environment only", awsconf.FromEnvironment, "AWS_ENDPOINT_URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("AWS_REGION", "us-east-1")
-			t.Setenv("AWS_ACCESS_KEY_ID", "test")
-			t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-			t.Setenv(tc.endpointVar, url)
-			t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-			t.Setenv("AWS_CONFIG_FILE", "/nonexistent")
-			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+			awstest.Isolate(t, "test", "AWS_REGION=us-east-1", tc.endpointVar+"="+url)
 			got, err := NewWith(tc.load).Resolve(context.Background(), "aws-sm://env/secret#k")
 			if err != nil || got != "v" {
 				t.Fatalf("Resolve = %q, %v; want v", got, err)

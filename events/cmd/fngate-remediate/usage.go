@@ -126,13 +126,13 @@ func countersOf(cfg *config.Config, spec, prefix, database string) (config.Count
 		if !ok || arg == "" {
 			return c, fmt.Errorf("counters %q: want file:PATH, dynamodb:TABLE or firestore:PROJECT", spec)
 		}
-		c = config.Counters{Store: kind, Region: c.Region, Endpoint: c.Endpoint, Shards: c.Shards}
+		c = config.Counters{Store: config.Store{Kind: kind}, Region: c.Region, Endpoint: c.Endpoint, Shards: c.Shards}
 		switch kind {
-		case config.CountersFile:
+		case config.StoreFile:
 			c.Path = arg
-		case config.CountersDynamoDB:
+		case config.StoreDynamoDB:
 			c.Table = arg
-		case config.CountersFirestore:
+		case config.StoreFirestore:
 			c.Project = arg
 		default:
 			return c, fmt.Errorf("counters %q: unknown kind %q (file, dynamodb, firestore)", spec, kind)
@@ -144,18 +144,18 @@ func countersOf(cfg *config.Config, spec, prefix, database string) (config.Count
 	if c.Database == "" {
 		c.Database = database
 	}
-	if c.Store == "" || c.Store == config.CountersMemory {
+	if c.Kind == "" || c.Kind == config.StoreMemory {
 		return c, errors.New("counters live in the gateway's memory, which this tool cannot read: give -counters (file:PATH, dynamodb:TABLE or firestore:PROJECT) or a config whose counters.store is one of them")
 	}
 	return c, nil
 }
 
 func openCounters(ctx context.Context, c config.Counters) (counters.Store, func(), error) {
-	switch c.Store {
-	case config.CountersFile:
+	switch c.Kind {
+	case config.StoreFile:
 		s, err := counters.OpenFile(c.Path)
 		return s, func() {}, err
-	case config.CountersDynamoDB:
+	case config.StoreDynamoDB:
 		s, err := dynamocounters.Open(ctx, sdkconfig.Load, c)
 		return s, func() {}, err
 	}

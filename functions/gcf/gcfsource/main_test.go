@@ -20,9 +20,9 @@ import (
 
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/firestorestore"
-	"github.com/fngate/fngate/core/routestate/storetest"
 	"github.com/fngate/fngate/events/eventarc"
 	"github.com/fngate/fngate/functions/gcf"
+	"github.com/fngate/fngate/internal/emulator"
 	"github.com/fngate/fngate/internal/loopback"
 )
 
@@ -181,7 +181,7 @@ func TestRemediationUploadBuildsLikeCloudBuild(t *testing.T) {
 	})
 
 	t.Run("cools a route in Firestore", func(t *testing.T) {
-		host := storetest.Firestore(t)
+		host := emulator.Firestore(t)
 		project := fmt.Sprintf("gcfsource-%d", time.Now().UnixNano())
 		srv := serve(t, bin, target, "ROUTE_STATE_PROJECT="+project, "FIRESTORE_EMULATOR_HOST="+host,
 			"REMEDIATION_MODE=apply", "REMEDIATION_BURST_ERRORS=1")

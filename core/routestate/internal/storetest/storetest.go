@@ -1,7 +1,6 @@
-// Package storetest holds what every routestate.Store implementation is tested with: one
-// conformance suite (run against memory, file, DynamoDB and Firestore), and the launchers of
-// the local emulators the cloud stores are tested against (internal/emulator's, under the
-// names the tests already use).
+// Package storetest is the conformance suite every routestate.Store implementation passes:
+// memory, file, DynamoDB (against moto_server) and Firestore (against its emulator), the
+// emulators started by internal/emulator.
 package storetest
 
 import (

@@ -20,8 +20,8 @@
 // and the last one repeats. The same Answer serves every operation (rendered as Converse's
 // output, or as Anthropic's message and events for InvokeModel), so a test can compare the
 // streamed and the plain result of one answer. A model without a script is not found.
-// IsolateAWS (isolate.go) keeps the AWS SDK of a gateway served in the test's own process on
-// static credentials for the fake.
+// internal/awstest keeps the AWS SDK of a gateway served in the test's own process on static
+// credentials for the fake.
 package bedrockfake
 
 import (
@@ -41,7 +41,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream/eventstreamapi"
 
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
 // Answer is one scripted reply.

@@ -1,10 +1,12 @@
 // Package gatewaytest serves a gateway config on loopback for tests, as net/http/httptest
-// serves a handler: the real gateway.New behind an httptest server, a log buffer the test can
-// read while requests are still logging, an openai-go client of the server, and readers for
+// serves a handler: the real gateway.New behind an httptest server (ServeLogged: a config and
+// the providers that serve it, in one call), a log buffer the test can read while requests
+// are still logging, an openai-go client of the server, and readers for
 // raw answers and SSE bodies; for the Responses door (responses.go) a stream read to its end
 // with its checks, a response object to compare, and the agent clients' recorded requests;
-// for its WebSocket mode (socket.go) a client connection that reads one response at a time.
-// Any package's tests may import it.
+// for its WebSocket mode (socket.go) a client connection that reads one response at a time;
+// and the platforms' scenario of a stored response carried across two gateway instances
+// (instances.go). Any of the module's tests may import it.
 package gatewaytest
 
 import (
@@ -24,6 +26,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/providers"
 )
 
 // Config parses a YAML config with opt, failing the test on an error.
@@ -57,6 +60,20 @@ func Serve(t testing.TB, cfg *config.Config, opt gateway.Options, wrap ...func(h
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &Server{Server: srv, Gateway: gw}
+}
+
+// ServeLogged parses yaml (as Config, with no options), builds its gateway over a registry of
+// the providers each register adds, logging into a LogBuffer, and serves it as Serve does:
+// a provider package's gateway tests start their fake, put its address in yaml, and name
+// their provider and the mock here.
+func ServeLogged(t testing.TB, yaml string, register ...func(providers.Registry)) (*Server, *LogBuffer) {
+	t.Helper()
+	reg := providers.Registry{}
+	for _, r := range register {
+		r(reg)
+	}
+	logs := &LogBuffer{}
+	return Serve(t, Config(t, yaml, config.Options{}), gateway.Options{Registry: reg, Logger: logs.Logger()}), logs
 }
 
 // OpenAI returns an openai-go client of the server. It never retries, so every call is one

@@ -1,7 +1,9 @@
 // Package storetest holds what every responsestore.Store is tested with: one conformance
 // suite (run against memory, file, DynamoDB on moto and the Firestore emulator), and the
-// check that a store which cannot be reached fails each call, quickly, with an error that is
-// not ErrNotFound. The emulators are started by internal/emulator.
+// check that a store which cannot be reached (a refused port, or internal/loopback's
+// Blackhole) fails each call, quickly, with an error that is not ErrNotFound. The emulators
+// are started by internal/emulator. It sits under responsestore's internal/ because the
+// suite sizes its bodies with the stores' own packing (internal/record).
 package storetest
 
 import (
@@ -11,7 +13,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -357,38 +358,6 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// Blackhole returns the address of a listener that accepts connections and never answers
-// on them: a store pointed at it can only time out.
-func Blackhole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
 }
 
 // Unreachable checks that each call on a store that cannot answer returns an error that is

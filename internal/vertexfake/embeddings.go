@@ -9,7 +9,7 @@ import (
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/fngate/fngate/core/internal/fakevec"
+	"github.com/fngate/fngate/core/providers/mock"
 )
 
 // EmbeddingModels are the text embedding models the fake serves: their dimensions and the
@@ -27,9 +27,9 @@ var taskTypes = map[string]bool{
 	"CLUSTERING": true, "QUESTION_ANSWERING": true, "FACT_VERIFICATION": true, "CODE_RETRIEVAL_QUERY": true,
 }
 
-// Vector is the fake's embedding of a text: fakevec.Unit, the vector the mock and the other
+// Vector is the fake's embedding of a text: mock.Embedding, the vector the mock and the other
 // fakes give it too.
-func Vector(text string, dims int) []float32 { return fakevec.Unit(text, dims) }
+func Vector(text string, dims int) []float32 { return mock.Embedding(text, dims) }
 
 // Predict answers a text embeddings call: one prediction per instance, its vector and its
 // statistics (the text's words as token_count, truncated false).

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/fngate/fngate/core/internal/fakevec"
+	"github.com/fngate/fngate/core/providers/mock"
 )
 
 // Embedding model families, as embeddingFamily names them.
@@ -35,9 +35,9 @@ func embeddingFamily(model string) string {
 	return ""
 }
 
-// Vector is the fake's embedding of a text: fakevec.Unit, the vector the mock and the other
+// Vector is the fake's embedding of a text: mock.Embedding, the vector the mock and the other
 // fakes give it too.
-func Vector(text string, dims int) []float32 { return fakevec.Unit(text, dims) }
+func Vector(text string, dims int) []float32 { return mock.Embedding(text, dims) }
 
 // malformed is Bedrock's ValidationException wording for a body its model's schema refuses.
 func malformed(what string) string {

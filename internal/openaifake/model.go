@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/fngate/fngate/core/internal/schemafill"
+	"github.com/fngate/fngate/core/providers/mock"
 )
 
 // Model is a Script that answers like a model would, from the request alone, so real SDKs
@@ -31,7 +31,7 @@ func Model(r Request) Reply {
 		fn := chosen(tools, r.Body["tool_choice"])
 		name, _ := fn["name"].(string)
 		params, _ := json.Marshal(fn["parameters"])
-		return Reply{ToolCalls: []ToolCall{{ID: "call_fake_" + strconv.Itoa(len(msgs)), Name: name, Arguments: schemafill.JSON(params, last)}},
+		return Reply{ToolCalls: []ToolCall{{ID: "call_fake_" + strconv.Itoa(len(msgs)), Name: name, Arguments: mock.SchemaJSON(params, last)}},
 			PromptTokens: 5, CompletionTokens: 3}
 	}
 	text := "You said: " + last
@@ -43,9 +43,9 @@ func Model(r Request) Reply {
 		case "json_schema":
 			js, _ := rf["json_schema"].(map[string]any)
 			schema, _ := json.Marshal(js["schema"])
-			text = schemafill.JSON(schema, text)
+			text = mock.SchemaJSON(schema, text)
 		case "json_object":
-			text = schemafill.JSON(nil, text)
+			text = mock.SchemaJSON(nil, text)
 		}
 	}
 	return Reply{Text: text, PromptTokens: 5, CompletionTokens: 3}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/fngate/fngate/core/internal/schemafill"
+	"github.com/fngate/fngate/core/providers/mock"
 )
 
 // Model is a Server.Script that answers like a model would, from the request alone, so real
@@ -50,7 +50,7 @@ func Model(r *Request) Reply {
 	usage := Usage{Input: 7, Output: 3}
 	if call >= 0 {
 		t := tools[call]
-		return Reply{Answer: &Answer{Blocks: []Block{ToolUse("toolu_fake_"+strconv.Itoa(len(msgs)), t.Name, schemafill.JSON(t.Schema, last))},
+		return Reply{Answer: &Answer{Blocks: []Block{ToolUse("toolu_fake_"+strconv.Itoa(len(msgs)), t.Name, mock.SchemaJSON(t.Schema, last))},
 			StopReason: "tool_use", Usage: usage}}
 	}
 	text := "You said: " + last
@@ -63,7 +63,7 @@ func Model(r *Request) Reply {
 		} `json:"format"`
 	}
 	if _ = r.Field("output_config", &oc); oc.Format != nil {
-		text = schemafill.JSON(oc.Format.Schema, text)
+		text = mock.SchemaJSON(oc.Format.Schema, text)
 	}
 	return Reply{Answer: &Answer{Blocks: []Block{Text(text)}, Usage: usage}}
 }

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
 // Version is the anthropic_version InvokeModel requires of a Claude body.

@@ -1,4 +1,4 @@
-package storetest
+package gatewaytest
 
 import (
 	"bytes"
@@ -7,15 +7,16 @@ import (
 	"testing"
 )
 
-// Call sends one request with a JSON body (empty for none) to gateway instance i (0 or 1)
-// with the key the scenario's config names, and returns the status and the body.
-type Call func(t *testing.T, i int, method, path, body string) (int, []byte)
+// InstanceCall sends one request with a JSON body (empty for none) to gateway instance i (0
+// or 1) with the key the scenario's config names, and returns the status and the body.
+type InstanceCall func(t *testing.T, i int, method, path, body string) (int, []byte)
 
-// AcrossInstances is the platforms' scenario of stored responses (two Lambda bootstraps, two
-// Cloud Functions instances, two local server processes on one store): instance 0 stores a
-// response of model, instance 1 continues it with previous_response_id, fetches it as it was
-// answered and deletes it, and then instance 0 finds it no more. model must echo its input.
-func AcrossInstances(t *testing.T, do Call, model string) {
+// StoredAcrossInstances is the platforms' scenario of stored responses (two Lambda
+// bootstraps, two Cloud Functions instances, two local server processes on one store):
+// instance 0 stores a response of model, instance 1 continues it with previous_response_id,
+// fetches it as it was answered and deletes it, and then instance 0 finds it no more. model
+// must echo its input.
+func StoredAcrossInstances(t *testing.T, do InstanceCall, model string) {
 	t.Helper()
 	type object struct {
 		ID       string `json:"id"`

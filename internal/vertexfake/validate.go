@@ -8,7 +8,7 @@ import (
 
 	"cloud.google.com/go/aiplatform/apiv1/aiplatformpb"
 
-	"github.com/fngate/fngate/core/providers/anthropic/anthropicfake"
+	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
 var functionName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.\-]{0,63}$`)

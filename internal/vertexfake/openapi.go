@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"sync"
 
-	"github.com/fngate/fngate/core/providers/openaicompat/openaifake"
+	"github.com/fngate/fngate/internal/openaifake"
 )
 
 // OpenAPI is Vertex AI's OpenAI-compatible endpoint on loopback. Chat completions posted to

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fngate/fngate/core/internal/fakevec"
+	"github.com/fngate/fngate/core/providers/mock"
 )
 
 // EmbeddingDims are the dimensions of OpenAI's embedding models, which the fake answers
@@ -30,8 +30,8 @@ var EmbeddingDims = map[string]struct {
 const maxEmbeddingInputs = 2048
 
 // Vector is the fake's embedding of an input (a text, or token ids joined by spaces):
-// fakevec.Unit, the same vector the mock and the other fakes give it.
-func Vector(input string, dims int) []float32 { return fakevec.Unit(input, dims) }
+// mock.Embedding, the same vector the mock and the other fakes give it.
+func Vector(input string, dims int) []float32 { return mock.Embedding(input, dims) }
 
 // embeddingRequest is what the fake reads of a request, checked as OpenAI checks it.
 type embeddingRequest struct {
