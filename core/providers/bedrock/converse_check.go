@@ -1,9 +1,7 @@
 package bedrock
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
 
@@ -180,7 +178,7 @@ func checkPart(p *llm.Part, path string) *llm.Error {
 		if _, ok := imageFormat(p.MediaType); !ok {
 			return llm.Unsupported(path, path+": Amazon Bedrock takes png, jpeg, gif and webp images, not "+strconv.Quote(p.MediaType))
 		}
-		if !base64Data(p.Data) {
+		if p.Data == "" || !providers.ValidBase64(p.Data) {
 			return llm.BadRequest(path, path+": the image data is not valid base64")
 		}
 	case llm.PartToolResult:
@@ -217,15 +215,6 @@ func resultFilled(p *llm.Part) bool {
 		}
 	}
 	return false
-}
-
-// base64Data reports whether s is standard base64, without holding the decoded bytes.
-func base64Data(s string) bool {
-	if s == "" {
-		return false
-	}
-	_, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)))
-	return err == nil
 }
 
 // onlyClearsThinking reports whether a context_management config only clears thinking

@@ -92,26 +92,14 @@ func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
 					b = &types.ContentBlockMemberText{Value: p.Text}
 				}
 			case llm.PartImage:
-				img, err := imageBlock(p)
-				if err != nil {
-					return nil, err
-				}
-				b = &types.ContentBlockMemberImage{Value: img}
+				b = &types.ContentBlockMemberImage{Value: imageBlock(p)}
 			case llm.PartToolUse:
-				input, err := objectDocument(p.Input)
-				if err != nil {
-					return nil, &providers.Error{Class: providers.BadRequest, Status: 400, Provider: displayName,
-						Message: "tool call arguments are not a JSON object: " + err.Error()}
-				}
+				input, _ := objectDocument(p.Input) // checkTurns made sure it is an object
 				b = &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 					ToolUseId: aws.String(toolUseID(p.ID)), Name: aws.String(p.Name), Input: input}}
 				usedTools = appendUnique(usedTools, p.Name)
 			case llm.PartToolResult:
-				tr, err := toolResult(p, extras)
-				if err != nil {
-					return nil, err
-				}
-				b = &types.ContentBlockMemberToolResult{Value: tr}
+				b = &types.ContentBlockMemberToolResult{Value: toolResult(p, extras)}
 			}
 			if b != nil {
 				c.add(role, b)
@@ -202,21 +190,17 @@ func imageFormat(mediaType string) (types.ImageFormat, bool) {
 }
 
 // imageBlock is an image part as Converse takes it: the bytes, which the SDK encodes in
-// base64 again.
-func imageBlock(p *llm.Part) (types.ImageBlock, error) {
+// base64 again. checkPart made sure of the format and the data, which is decoded here only.
+func imageBlock(p *llm.Part) types.ImageBlock {
 	format, _ := imageFormat(p.MediaType)
-	data, err := base64.StdEncoding.DecodeString(p.Data)
-	if err != nil {
-		return types.ImageBlock{}, &providers.Error{Class: providers.BadRequest, Status: 400, Provider: displayName,
-			Message: "the image data is not valid base64"}
-	}
-	return types.ImageBlock{Format: format, Source: &types.ImageSourceMemberBytes{Value: data}}, nil
+	data, _ := base64.StdEncoding.DecodeString(p.Data)
+	return types.ImageBlock{Format: format, Source: &types.ImageSourceMemberBytes{Value: data}}
 }
 
 // toolResult translates a tool result: its text (as json when it is a JSON object, see
 // toolResultContent) or its blocks, text and images. A failed result has status "error" on
 // the models that take a status, and says "Error: " in its text on the others.
-func toolResult(p *llm.Part, extras bool) (types.ToolResultBlock, error) {
+func toolResult(p *llm.Part, extras bool) types.ToolResultBlock {
 	tr := types.ToolResultBlock{ToolUseId: aws.String(toolUseID(p.ToolUseID))}
 	flagged := p.IsError && !extras
 	if p.Content == nil {
@@ -237,18 +221,14 @@ func toolResult(p *llm.Part, extras bool) (types.ToolResultBlock, error) {
 					tr.Content = append(tr.Content, &types.ToolResultContentBlockMemberText{Value: c.Text})
 				}
 			case llm.PartImage:
-				img, err := imageBlock(c)
-				if err != nil {
-					return tr, err
-				}
-				tr.Content = append(tr.Content, &types.ToolResultContentBlockMemberImage{Value: img})
+				tr.Content = append(tr.Content, &types.ToolResultContentBlockMemberImage{Value: imageBlock(c)})
 			}
 		}
 	}
 	if p.IsError && extras {
 		tr.Status = types.ToolResultStatusError
 	}
-	return tr, nil
+	return tr
 }
 
 // add appends a block to the last message when it has the same role: Bedrock demands strictly
