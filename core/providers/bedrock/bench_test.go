@@ -52,8 +52,8 @@ func BenchmarkConverseRequest(b *testing.B) {
 			b.Fatal(oe)
 		}
 		c, err := buildConverse(req, t)
-		if err != nil || len(c.messages) != 3 {
-			b.Fatal(err, len(c.messages))
+		if err != nil || len(c.Messages) != 3 {
+			b.Fatal(err, len(c.Messages))
 		}
 	}
 }

@@ -52,7 +52,7 @@ func TestConverseChecksImageDataOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []byte
-		for _, m := range c.messages {
+		for _, m := range c.Messages {
 			for _, b := range m.Content {
 				switch b := b.(type) {
 				case *types.ContentBlockMemberImage:

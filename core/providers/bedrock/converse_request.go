@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	smithydoc "github.com/aws/smithy-go/document"
@@ -43,17 +44,21 @@ func objectOrEmpty(args string) bool {
 	return a == "" || a[0] == '{' && json.Valid([]byte(a))
 }
 
-// converse is the Converse input shared by the plain and the streaming call, and by
-// CountTokens.
+// converse is a request as Converse takes it, built once: the plain call sends its
+// ConverseInput, the streaming call the same members (streamInput), CountTokens some of them.
 type converse struct {
-	system     []types.SystemContentBlock
-	messages   []types.Message
-	inference  *types.InferenceConfiguration
-	tools      *types.ToolConfiguration
-	additional document.Interface  // additionalModelRequestFields
-	output     *types.OutputConfig // structured output, natively
+	bedrockruntime.ConverseInput
 	// answerTool is the forced tool that carries a JSON answer, or "" (converse_structured.go).
 	answerTool string
+}
+
+// streamInput is the input of ConverseStream. Its type is not ConverseInput's only because
+// of the guardrail configuration, which the gateway does not set.
+func (c *converse) streamInput() *bedrockruntime.ConverseStreamInput {
+	in := &c.ConverseInput
+	return &bedrockruntime.ConverseStreamInput{ModelId: in.ModelId, Messages: in.Messages, System: in.System,
+		InferenceConfig: in.InferenceConfig, ToolConfig: in.ToolConfig,
+		AdditionalModelRequestFields: in.AdditionalModelRequestFields, OutputConfig: in.OutputConfig}
 }
 
 // buildConverse translates a request that passed checkConverse, for model.
@@ -67,16 +72,16 @@ type converse struct {
 // one (converseExtras); elsewhere the hint is left out. top_k goes in
 // additionalModelRequestFields, where Bedrock passes model-specific parameters on.
 func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
-	c := &converse{}
+	c := &converse{ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(t.Model)}}
 	extras := converseExtras(t.Model)
 	system, turns, _ := llm.SplitSystem(req, displayName, nil)
 	for i := range system {
 		p := &system[i]
 		if !blank(p.Text) {
-			c.system = append(c.system, &types.SystemContentBlockMemberText{Value: p.Text})
+			c.System = append(c.System, &types.SystemContentBlockMemberText{Value: p.Text})
 		}
 		if cp := cachePoint(p.CacheControl, extras); cp != nil {
-			c.system = append(c.system, &types.SystemContentBlockMemberCachePoint{Value: *cp})
+			c.System = append(c.System, &types.SystemContentBlockMemberCachePoint{Value: *cp})
 		}
 	}
 	var usedTools []string // tool names the history calls, for a toolConfig Bedrock demands
@@ -115,31 +120,31 @@ func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
 		maxTokens = &t.MaxOutputTokens
 	}
 	if maxTokens != nil || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
-		c.inference = &types.InferenceConfiguration{StopSequences: req.Stop}
+		c.InferenceConfig = &types.InferenceConfiguration{StopSequences: req.Stop}
 		if maxTokens != nil {
-			c.inference.MaxTokens = aws.Int32(int32(min(*maxTokens, 1<<31-1)))
+			c.InferenceConfig.MaxTokens = aws.Int32(int32(min(*maxTokens, 1<<31-1)))
 		}
 		if req.Temperature != nil {
-			c.inference.Temperature = aws.Float32(float32(*req.Temperature))
+			c.InferenceConfig.Temperature = aws.Float32(float32(*req.Temperature))
 		}
 		if req.TopP != nil && !(oneSampler(req, t.Model) && defaultTopP(req)) {
-			c.inference.TopP = aws.Float32(float32(*req.TopP))
+			c.InferenceConfig.TopP = aws.Float32(float32(*req.TopP))
 		}
 	}
 	if req.TopK != nil {
-		c.additional = topK(*req.TopK, t.Model)
+		c.AdditionalModelRequestFields = topK(*req.TopK, t.Model)
 	}
 	tools, err := toolConfig(req, usedTools, extras)
 	if err != nil {
 		return nil, err
 	}
-	c.output = outputConfig(req, t.Model)
+	c.OutputConfig = outputConfig(req, t.Model)
 	if c.answerTool = respondTool(req, t.Model); c.answerTool != "" {
 		if tools, err = addRespondTool(tools, req, c.answerTool); err != nil {
 			return nil, err
 		}
 	}
-	c.tools = tools
+	c.ToolConfig = tools
 	return c, nil
 }
 
@@ -234,11 +239,11 @@ func toolResult(p *llm.Part, extras bool) types.ToolResultBlock {
 // add appends a block to the last message when it has the same role: Bedrock demands strictly
 // alternating roles, so consecutive user, tool and assistant messages merge.
 func (c *converse) add(role types.ConversationRole, b types.ContentBlock) {
-	if n := len(c.messages); n > 0 && c.messages[n-1].Role == role {
-		c.messages[n-1].Content = append(c.messages[n-1].Content, b)
+	if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == role {
+		c.Messages[n-1].Content = append(c.Messages[n-1].Content, b)
 		return
 	}
-	c.messages = append(c.messages, types.Message{Role: role, Content: []types.ContentBlock{b}})
+	c.Messages = append(c.Messages, types.Message{Role: role, Content: []types.ContentBlock{b}})
 }
 
 func appendUnique(names []string, name string) []string {
