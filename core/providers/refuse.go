@@ -1,6 +1,11 @@
 package providers
 
-import "github.com/fngate/fngate/core/llm"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/fngate/fngate/core/llm"
+)
 
 // RefuseResponses refuses, on a route that does not speak the Responses API itself, what of
 // a Responses request only OpenAI's own Responses API can honour (req.Responses.Only: hosted
@@ -19,6 +24,26 @@ func RefuseResponses(req *llm.Request, provider string, effort bool) *llm.Error 
 		return llm.Unsupported("reasoning.effort", provider+" routes cannot be told how hard to reason: leave reasoning.effort out (the model decides)")
 	}
 	return nil
+}
+
+// OnlyClearsThinking reports whether a context_management config (Anthropic's, on a request
+// from the Messages door) only clears thinking (clear_thinking_* edits): a route whose backend
+// is never sent earlier turns' thinking honours that already, so its Check lets it pass.
+func OnlyClearsThinking(raw json.RawMessage) bool {
+	var cm struct {
+		Edits []struct {
+			Type string `json:"type"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal(raw, &cm) != nil {
+		return false
+	}
+	for _, e := range cm.Edits {
+		if !strings.HasPrefix(e.Type, "clear_thinking") {
+			return false
+		}
+	}
+	return true
 }
 
 // ValidBase64 reports whether base64.StdEncoding decodes s (padded, line breaks anywhere

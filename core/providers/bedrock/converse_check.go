@@ -1,9 +1,7 @@
 package bedrock
 
 import (
-	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
@@ -57,7 +55,7 @@ func checkConverse(req *llm.Request, model string) *llm.Error {
 	}
 	if a := req.Anthropic; a != nil {
 		for _, f := range a.Fields {
-			if f.Name == "context_management" && onlyClearsThinking(f.Value) {
+			if f.Name == "context_management" && providers.OnlyClearsThinking(f.Value) {
 				continue // earlier turns' thinking is never sent to Converse
 			}
 			return llm.Unsupported(f.Name, f.Name+" "+anthropicOnly)
@@ -215,24 +213,4 @@ func resultFilled(p *llm.Part) bool {
 		}
 	}
 	return false
-}
-
-// onlyClearsThinking reports whether a context_management config only clears thinking
-// (clear_thinking_* edits), which a backend never sent earlier thinking honours already. The
-// OpenAI-wire kinds apply the same rule (openaicompat's CheckParts).
-func onlyClearsThinking(raw json.RawMessage) bool {
-	var cm struct {
-		Edits []struct {
-			Type string `json:"type"`
-		} `json:"edits"`
-	}
-	if json.Unmarshal(raw, &cm) != nil {
-		return false
-	}
-	for _, e := range cm.Edits {
-		if !strings.HasPrefix(e.Type, "clear_thinking") {
-			return false
-		}
-	}
-	return true
 }
