@@ -7,7 +7,8 @@
 // translates it to its upstream and the upstream's answer back. Planning, attempts, failover,
 // the commit point, limits and logs see only these types.
 //
-//	request.go   Request, Message, Part, Tool, ToolChoice, Thinking: what the client asked
+//	request.go   Request, Message, Part, Tool, ToolChoice, Thinking: what the client asked;
+//	             ValidToolName, the tool-name pattern every door holds names to
 //	answer.go    Answer, StopReason: a whole answer
 //	delta.go     Delta, ToolCallDelta, Stream: a streamed answer, one increment at a time
 //	usage.go     Usage: token counts exactly as reported
@@ -329,6 +330,23 @@ type Tool struct {
 	// text_editor, code_execution, ...) or of a function tool with fields the gateway does
 	// not model; Name is still set.
 	Raw json.RawMessage
+}
+
+// ValidToolName reports whether name is 1 to max characters of a-z, A-Z, 0-9, underscore
+// and dash, the pattern every door holds a function tool's name to. The doors differ only in
+// max, which is their wire's: 128 on the Messages and Responses doors, 64 on Chat
+// Completions (also for a response_format schema's name).
+func ValidToolName(name string, max int) bool {
+	if len(name) == 0 || len(name) > max {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Tool choice modes.

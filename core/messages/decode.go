@@ -506,7 +506,7 @@ func block(path string, v []byte, role string) (llm.Part, error) {
 	switch typ {
 	case "tool_use":
 		p.Kind = llm.PartToolUse
-		if !validToolName(p.Name) {
+		if !llm.ValidToolName(p.Name, 128) {
 			return p, fail(path+".name", path+".name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
 		}
 	case "tool_result":
@@ -671,7 +671,7 @@ func tool(path string, v []byte) (llm.Tool, error) {
 		t.Raw = json.RawMessage(v)
 		return t, nil
 	}
-	if !validToolName(t.Name) {
+	if !llm.ValidToolName(t.Name, 128) {
 		return t, fail(path+".name", path+".name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'")
 	}
 	if !hasSchema {
@@ -856,19 +856,6 @@ func hasTool(tools []llm.Tool, name string) bool {
 		}
 	}
 	return false
-}
-
-func validToolName(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func str(path string, v []byte) (string, error) {

@@ -341,7 +341,7 @@ func (f *responseFormat) validate() *llm.Error {
 	switch {
 	case s == nil:
 		return llm.BadRequest("response_format.json_schema", "response_format.json_schema is required with type \"json_schema\"")
-	case !validFunctionName(s.Name):
+	case !llm.ValidToolName(s.Name, 64):
 		return llm.BadRequest("response_format.json_schema.name", "response_format.json_schema.name must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash")
 	case isNull(s.Schema) || s.Schema[0] != '{':
 		return llm.BadRequest("response_format.json_schema.schema", "response_format.json_schema.schema must be a JSON Schema object")

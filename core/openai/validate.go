@@ -188,7 +188,7 @@ func validateTools(tools []Tool, choice *ToolChoice, lim llm.Limits) *llm.Error 
 		if t.Type != "function" {
 			return llm.Unsupported(p+".type", "only function tools are supported: "+p+".type must be \"function\"")
 		}
-		if !validFunctionName(t.Function.Name) {
+		if !llm.ValidToolName(t.Function.Name, 64) {
 			return llm.BadRequest(p+".function.name", p+".function.name must be 1 to 64 characters of a-z, A-Z, 0-9, underscore or dash")
 		}
 		if names[t.Function.Name] {
@@ -209,19 +209,6 @@ func validateTools(tools []Tool, choice *ToolChoice, lim llm.Limits) *llm.Error 
 		return llm.BadRequest("tool_choice.function.name", "tool_choice names "+quote(choice.Function)+", which is not in tools")
 	}
 	return nil
-}
-
-func validFunctionName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func validateMetadata(md map[string]string) *llm.Error {

@@ -40,14 +40,19 @@ func NewHTTPClient(connectTimeout time.Duration) *http.Client {
 	}
 }
 
-// maxErrorBody bounds how much of an error response is read. The message is kept whole up to
+// MaxAnswer bounds a non-streamed answer, which is read whole into memory: an upstream is
+// untrusted input. The largest real answers (128k output tokens, JSON-escaped) are a few MB.
+// Streams are bounded per event instead (MaxSSEEvent, the gRPC and event-stream decoders).
+const MaxAnswer = 32 << 20
+
+// MaxErrorBody bounds how much of an error response is read. The message is kept whole up to
 // that: the gateway cuts it after redacting it (Error.Scrubbed).
-const maxErrorBody = 64 << 10
+const MaxErrorBody = 64 << 10
 
 // StatusError classifies a non-2xx upstream response and reads what it says. It closes the
 // body.
 func StatusError(resp *http.Response, provider string) *Error {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
 	resp.Body.Close()
 	code, msg, param := ParseErrorBody(body)
 	if msg == "" {
@@ -66,6 +71,14 @@ func StatusError(resp *http.Response, provider string) *Error {
 		RetryAfter: RetryAfter(resp.Header),
 		Provider:   provider,
 	}
+}
+
+// Drain reads what is left of a body the caller is done with, up to 64 KiB (a stream's last
+// bytes, the rest of a small answer), and closes it, so the connection can carry the next
+// request; a body with more left is cut, which costs only that connection.
+func Drain(body io.ReadCloser) error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	return body.Close()
 }
 
 // RetryAfter returns the upstream's retry hint in Retry-After form (seconds or a date).

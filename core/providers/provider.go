@@ -1,8 +1,10 @@
 // Package providers defines what the gateway needs from a provider (translate, call upstream,
 // stream back normalized deltas, classify failures) and the HTTP and SSE helpers they share,
-// with the refusals of the extended profile's fields a route lacks (extended.go) and the
-// answer tool that gives a JSON response_format on backends without native structured output
-// (answertool.go).
+// with the bounds on what is read of an upstream (httpx.go: MaxAnswer, MaxErrorBody), the
+// refusals of the extended profile's fields a route lacks (extended.go), what several
+// routes' Checks share (refuse.go: the Responses-only refusal, OnlyClearsThinking,
+// ValidBase64) and the answer tool that gives a JSON response_format on backends without
+// native structured output (answertool.go).
 // Each wire lives in its own subpackage; a platform main registers only those it ships.
 package providers
 

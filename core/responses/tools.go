@@ -185,23 +185,10 @@ func (d *decoder) function(p string, v []byte) (llm.Tool, error) {
 	if !named {
 		return t, missing(p + ".name")
 	}
-	if !validName(t.Name) {
+	if !llm.ValidToolName(t.Name, 128) {
 		return t, invalid(p+".name", "Invalid '"+p+".name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$' of at most 128 characters.")
 	}
 	return t, nil
-}
-
-func validName(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // toolChoice is tool_choice as decoded: a mode, or a named function.

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fngate/fngate/core/internal/atomicfile"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 )
 
@@ -89,31 +90,11 @@ func (f *File) Put(ctx context.Context, s *Stored) error {
 		b.Write(part)
 		b.WriteByte('\n')
 	}
-	if err := f.write(f.path(s.ID, s.Owner), b.Bytes()); err != nil {
+	if err := atomicfile.Write(f.path(s.ID, s.Owner), b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("responsestore: put %s: %w", s.ID, err)
 	}
 	f.sweep()
 	return nil
-}
-
-// write replaces path with data through a temporary file in the same directory.
-func (f *File) write(path string, data []byte) error {
-	tmp, err := os.CreateTemp(f.dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return err
 }
 
 func (f *File) Get(ctx context.Context, id, owner string) (*Stored, error) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/fngate/fngate/core/internal/atomicfile"
 	"github.com/fngate/fngate/core/internal/filelock"
 )
 
@@ -80,25 +81,7 @@ func (f *File) save(t *tables) error {
 	if err != nil {
 		return fmt.Errorf("routestate: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), filepath.Base(f.path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("routestate: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), f.path)
-	}
-	if err != nil {
+	if err := atomicfile.Write(f.path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("routestate: save %s: %w", f.path, err)
 	}
 	return nil

@@ -60,12 +60,6 @@ const (
 	DefaultVersion = "2023-06-01"
 )
 
-// maxResponseBody bounds a non-streamed answer; the largest outputs are a few hundred KB.
-const maxResponseBody = 32 << 20
-
-// maxErrorBody bounds how much of an error response is read.
-const maxErrorBody = 64 << 10
-
 // Register adds the anthropic kind to r.
 func Register(r providers.Registry) { r[Kind] = New }
 
@@ -121,7 +115,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, providers.MaxAnswer))
 	if err != nil {
 		return nil, providers.AsError(ctx, err, p.Name())
 	}
@@ -162,7 +156,8 @@ func ParseCount(r io.Reader) (int, error) {
 	var out struct {
 		InputTokens *int `json:"input_tokens"`
 	}
-	if err := json.NewDecoder(io.LimitReader(r, maxErrorBody)).Decode(&out); err != nil || out.InputTokens == nil || *out.InputTokens < 0 {
+	// A count is a few bytes: the bound on an error body is ample.
+	if err := json.NewDecoder(io.LimitReader(r, providers.MaxErrorBody)).Decode(&out); err != nil || out.InputTokens == nil || *out.InputTokens < 0 {
 		return 0, &providers.Error{Class: providers.Unavailable, Message: "unreadable count_tokens answer"}
 	}
 	return *out.InputTokens, nil
@@ -204,7 +199,7 @@ func (p *Provider) post(ctx context.Context, url string, req *llm.Request, body 
 		return nil, providers.AsError(ctx, err, p.Name())
 	}
 	if resp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, providers.MaxErrorBody))
 		resp.Body.Close()
 		return nil, ErrorFromResponse(resp.StatusCode, resp.Header, data, p.Name())
 	}

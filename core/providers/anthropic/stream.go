@@ -365,7 +365,7 @@ func (s *stream) Close() error {
 	}
 	s.closed = true
 	if s.done {
-		_, _ = io.Copy(io.Discard, io.LimitReader(s.body, 64<<10))
+		return providers.Drain(s.body)
 	}
 	return s.body.Close()
 }

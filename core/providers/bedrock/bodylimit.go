@@ -9,20 +9,18 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/fngate/fngate/core/providers"
 )
 
-// maxAnswer bounds a non-streamed answer (Converse, InvokeModel, CountTokens), which the SDK
-// reads whole into memory with no limit of its own: an upstream is untrusted input. The
-// largest real answers (128k output tokens, JSON-escaped) are a few MB. Streams are bounded
-// per event by the event-stream decoder (16 MB) and the SSE reader, and in time by the
-// gateway's timeouts.
-const maxAnswer = 32 << 20
+// answerLimit bounds a non-streamed answer (Converse, InvokeModel, CountTokens), which the SDK
+// reads whole into memory with no limit of its own: providers.MaxAnswer, which tests lower.
+// Streams are bounded per event by the event-stream decoder (16 MB) and the SSE reader, and
+// in time by the gateway's timeouts.
+var answerLimit int64 = providers.MaxAnswer
 
-// answerLimit is maxAnswer, which tests lower.
-var answerLimit int64 = maxAnswer
-
-// errAnswerTooLarge is what a read past maxAnswer fails with.
-var errAnswerTooLarge = errors.New("the answer is larger than " + strconv.Itoa(maxAnswer>>20) + " MB")
+// errAnswerTooLarge is what a read past providers.MaxAnswer fails with.
+var errAnswerTooLarge = errors.New("the answer is larger than " + strconv.Itoa(providers.MaxAnswer>>20) + " MB")
 
 // limitAnswers is an SDK API option: it caps the response body of the non-streaming
 // operations before their deserializers read it. Added last to the deserialize step, it runs

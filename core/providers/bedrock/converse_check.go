@@ -1,11 +1,7 @@
 package bedrock
 
 import (
-	"encoding/base64"
-	"encoding/json"
-	"io"
 	"strconv"
-	"strings"
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
@@ -59,7 +55,7 @@ func checkConverse(req *llm.Request, model string) *llm.Error {
 	}
 	if a := req.Anthropic; a != nil {
 		for _, f := range a.Fields {
-			if f.Name == "context_management" && onlyClearsThinking(f.Value) {
+			if f.Name == "context_management" && providers.OnlyClearsThinking(f.Value) {
 				continue // earlier turns' thinking is never sent to Converse
 			}
 			return llm.Unsupported(f.Name, f.Name+" "+anthropicOnly)
@@ -180,7 +176,7 @@ func checkPart(p *llm.Part, path string) *llm.Error {
 		if _, ok := imageFormat(p.MediaType); !ok {
 			return llm.Unsupported(path, path+": Amazon Bedrock takes png, jpeg, gif and webp images, not "+strconv.Quote(p.MediaType))
 		}
-		if !base64Data(p.Data) {
+		if p.Data == "" || !providers.ValidBase64(p.Data) {
 			return llm.BadRequest(path, path+": the image data is not valid base64")
 		}
 	case llm.PartToolResult:
@@ -217,33 +213,4 @@ func resultFilled(p *llm.Part) bool {
 		}
 	}
 	return false
-}
-
-// base64Data reports whether s is standard base64, without holding the decoded bytes.
-func base64Data(s string) bool {
-	if s == "" {
-		return false
-	}
-	_, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)))
-	return err == nil
-}
-
-// onlyClearsThinking reports whether a context_management config only clears thinking
-// (clear_thinking_* edits), which a backend never sent earlier thinking honours already. The
-// OpenAI-wire kinds apply the same rule (openaicompat's CheckParts).
-func onlyClearsThinking(raw json.RawMessage) bool {
-	var cm struct {
-		Edits []struct {
-			Type string `json:"type"`
-		} `json:"edits"`
-	}
-	if json.Unmarshal(raw, &cm) != nil {
-		return false
-	}
-	for _, e := range cm.Edits {
-		if !strings.HasPrefix(e.Type, "clear_thinking") {
-			return false
-		}
-	}
-	return true
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	smithydoc "github.com/aws/smithy-go/document"
@@ -43,17 +44,21 @@ func objectOrEmpty(args string) bool {
 	return a == "" || a[0] == '{' && json.Valid([]byte(a))
 }
 
-// converse is the Converse input shared by the plain and the streaming call, and by
-// CountTokens.
+// converse is a request as Converse takes it, built once: the plain call sends its
+// ConverseInput, the streaming call the same members (streamInput), CountTokens some of them.
 type converse struct {
-	system     []types.SystemContentBlock
-	messages   []types.Message
-	inference  *types.InferenceConfiguration
-	tools      *types.ToolConfiguration
-	additional document.Interface  // additionalModelRequestFields
-	output     *types.OutputConfig // structured output, natively
+	bedrockruntime.ConverseInput
 	// answerTool is the forced tool that carries a JSON answer, or "" (converse_structured.go).
 	answerTool string
+}
+
+// streamInput is the input of ConverseStream. Its type is not ConverseInput's only because
+// of the guardrail configuration, which the gateway does not set.
+func (c *converse) streamInput() *bedrockruntime.ConverseStreamInput {
+	in := &c.ConverseInput
+	return &bedrockruntime.ConverseStreamInput{ModelId: in.ModelId, Messages: in.Messages, System: in.System,
+		InferenceConfig: in.InferenceConfig, ToolConfig: in.ToolConfig,
+		AdditionalModelRequestFields: in.AdditionalModelRequestFields, OutputConfig: in.OutputConfig}
 }
 
 // buildConverse translates a request that passed checkConverse, for model.
@@ -67,16 +72,16 @@ type converse struct {
 // one (converseExtras); elsewhere the hint is left out. top_k goes in
 // additionalModelRequestFields, where Bedrock passes model-specific parameters on.
 func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
-	c := &converse{}
+	c := &converse{ConverseInput: bedrockruntime.ConverseInput{ModelId: aws.String(t.Model)}}
 	extras := converseExtras(t.Model)
 	system, turns, _ := llm.SplitSystem(req, displayName, nil)
 	for i := range system {
 		p := &system[i]
 		if !blank(p.Text) {
-			c.system = append(c.system, &types.SystemContentBlockMemberText{Value: p.Text})
+			c.System = append(c.System, &types.SystemContentBlockMemberText{Value: p.Text})
 		}
 		if cp := cachePoint(p.CacheControl, extras); cp != nil {
-			c.system = append(c.system, &types.SystemContentBlockMemberCachePoint{Value: *cp})
+			c.System = append(c.System, &types.SystemContentBlockMemberCachePoint{Value: *cp})
 		}
 	}
 	var usedTools []string // tool names the history calls, for a toolConfig Bedrock demands
@@ -92,26 +97,14 @@ func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
 					b = &types.ContentBlockMemberText{Value: p.Text}
 				}
 			case llm.PartImage:
-				img, err := imageBlock(p)
-				if err != nil {
-					return nil, err
-				}
-				b = &types.ContentBlockMemberImage{Value: img}
+				b = &types.ContentBlockMemberImage{Value: imageBlock(p)}
 			case llm.PartToolUse:
-				input, err := objectDocument(p.Input)
-				if err != nil {
-					return nil, &providers.Error{Class: providers.BadRequest, Status: 400, Provider: displayName,
-						Message: "tool call arguments are not a JSON object: " + err.Error()}
-				}
+				input, _ := objectDocument(p.Input) // checkTurns made sure it is an object
 				b = &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
 					ToolUseId: aws.String(toolUseID(p.ID)), Name: aws.String(p.Name), Input: input}}
 				usedTools = appendUnique(usedTools, p.Name)
 			case llm.PartToolResult:
-				tr, err := toolResult(p, extras)
-				if err != nil {
-					return nil, err
-				}
-				b = &types.ContentBlockMemberToolResult{Value: tr}
+				b = &types.ContentBlockMemberToolResult{Value: toolResult(p, extras)}
 			}
 			if b != nil {
 				c.add(role, b)
@@ -127,31 +120,31 @@ func buildConverse(req *llm.Request, t providers.Target) (*converse, error) {
 		maxTokens = &t.MaxOutputTokens
 	}
 	if maxTokens != nil || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
-		c.inference = &types.InferenceConfiguration{StopSequences: req.Stop}
+		c.InferenceConfig = &types.InferenceConfiguration{StopSequences: req.Stop}
 		if maxTokens != nil {
-			c.inference.MaxTokens = aws.Int32(int32(min(*maxTokens, 1<<31-1)))
+			c.InferenceConfig.MaxTokens = aws.Int32(int32(min(*maxTokens, 1<<31-1)))
 		}
 		if req.Temperature != nil {
-			c.inference.Temperature = aws.Float32(float32(*req.Temperature))
+			c.InferenceConfig.Temperature = aws.Float32(float32(*req.Temperature))
 		}
 		if req.TopP != nil && !(oneSampler(req, t.Model) && defaultTopP(req)) {
-			c.inference.TopP = aws.Float32(float32(*req.TopP))
+			c.InferenceConfig.TopP = aws.Float32(float32(*req.TopP))
 		}
 	}
 	if req.TopK != nil {
-		c.additional = topK(*req.TopK, t.Model)
+		c.AdditionalModelRequestFields = topK(*req.TopK, t.Model)
 	}
 	tools, err := toolConfig(req, usedTools, extras)
 	if err != nil {
 		return nil, err
 	}
-	c.output = outputConfig(req, t.Model)
+	c.OutputConfig = outputConfig(req, t.Model)
 	if c.answerTool = respondTool(req, t.Model); c.answerTool != "" {
 		if tools, err = addRespondTool(tools, req, c.answerTool); err != nil {
 			return nil, err
 		}
 	}
-	c.tools = tools
+	c.ToolConfig = tools
 	return c, nil
 }
 
@@ -202,21 +195,17 @@ func imageFormat(mediaType string) (types.ImageFormat, bool) {
 }
 
 // imageBlock is an image part as Converse takes it: the bytes, which the SDK encodes in
-// base64 again.
-func imageBlock(p *llm.Part) (types.ImageBlock, error) {
+// base64 again. checkPart made sure of the format and the data, which is decoded here only.
+func imageBlock(p *llm.Part) types.ImageBlock {
 	format, _ := imageFormat(p.MediaType)
-	data, err := base64.StdEncoding.DecodeString(p.Data)
-	if err != nil {
-		return types.ImageBlock{}, &providers.Error{Class: providers.BadRequest, Status: 400, Provider: displayName,
-			Message: "the image data is not valid base64"}
-	}
-	return types.ImageBlock{Format: format, Source: &types.ImageSourceMemberBytes{Value: data}}, nil
+	data, _ := base64.StdEncoding.DecodeString(p.Data)
+	return types.ImageBlock{Format: format, Source: &types.ImageSourceMemberBytes{Value: data}}
 }
 
 // toolResult translates a tool result: its text (as json when it is a JSON object, see
 // toolResultContent) or its blocks, text and images. A failed result has status "error" on
 // the models that take a status, and says "Error: " in its text on the others.
-func toolResult(p *llm.Part, extras bool) (types.ToolResultBlock, error) {
+func toolResult(p *llm.Part, extras bool) types.ToolResultBlock {
 	tr := types.ToolResultBlock{ToolUseId: aws.String(toolUseID(p.ToolUseID))}
 	flagged := p.IsError && !extras
 	if p.Content == nil {
@@ -237,28 +226,24 @@ func toolResult(p *llm.Part, extras bool) (types.ToolResultBlock, error) {
 					tr.Content = append(tr.Content, &types.ToolResultContentBlockMemberText{Value: c.Text})
 				}
 			case llm.PartImage:
-				img, err := imageBlock(c)
-				if err != nil {
-					return tr, err
-				}
-				tr.Content = append(tr.Content, &types.ToolResultContentBlockMemberImage{Value: img})
+				tr.Content = append(tr.Content, &types.ToolResultContentBlockMemberImage{Value: imageBlock(c)})
 			}
 		}
 	}
 	if p.IsError && extras {
 		tr.Status = types.ToolResultStatusError
 	}
-	return tr, nil
+	return tr
 }
 
 // add appends a block to the last message when it has the same role: Bedrock demands strictly
 // alternating roles, so consecutive user, tool and assistant messages merge.
 func (c *converse) add(role types.ConversationRole, b types.ContentBlock) {
-	if n := len(c.messages); n > 0 && c.messages[n-1].Role == role {
-		c.messages[n-1].Content = append(c.messages[n-1].Content, b)
+	if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == role {
+		c.Messages[n-1].Content = append(c.Messages[n-1].Content, b)
 		return
 	}
-	c.messages = append(c.messages, types.Message{Role: role, Content: []types.ContentBlock{b}})
+	c.Messages = append(c.Messages, types.Message{Role: role, Content: []types.ContentBlock{b}})
 }
 
 func appendUnique(names []string, name string) []string {

@@ -29,7 +29,7 @@ func (p *Provider) CountTokens(ctx context.Context, req *llm.Request, t provider
 			return 0, err
 		}
 		in = &types.CountTokensInputMemberConverse{Value: types.ConverseTokensRequest{
-			Messages: c.messages, System: c.system, ToolConfig: c.tools, AdditionalModelRequestFields: c.additional}}
+			Messages: c.Messages, System: c.System, ToolConfig: c.ToolConfig, AdditionalModelRequestFields: c.AdditionalModelRequestFields}}
 	default:
 		return 0, &providers.Error{Class: providers.Unsupported, Provider: displayName,
 			Message: "CountTokens counts Claude models only, not " + t.Model}

@@ -214,15 +214,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.client.Converse(ctx, &bedrockruntime.ConverseInput{
-		ModelId:                      aws.String(t.Model),
-		Messages:                     c.messages,
-		System:                       c.system,
-		InferenceConfig:              c.inference,
-		ToolConfig:                   c.tools,
-		AdditionalModelRequestFields: c.additional,
-		OutputConfig:                 c.output,
-	})
+	out, err := p.client.Converse(ctx, &c.ConverseInput)
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
@@ -244,15 +236,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, t providers.Tar
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{
-		ModelId:                      aws.String(t.Model),
-		Messages:                     c.messages,
-		System:                       c.system,
-		InferenceConfig:              c.inference,
-		ToolConfig:                   c.tools,
-		AdditionalModelRequestFields: c.additional,
-		OutputConfig:                 c.output,
-	})
+	out, err := p.client.ConverseStream(ctx, c.streamInput())
 	if err != nil {
 		return nil, classify(ctx, err)
 	}

@@ -82,7 +82,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, t providers.T
 	if err != nil {
 		return nil, err
 	}
-	defer drain(resp.Body)
+	defer providers.Drain(resp.Body)
 	var out completion
 	if err := readCompletion(resp, &out, p.name); err != nil {
 		return nil, err
@@ -118,12 +118,9 @@ func (p *Provider) requestBody(req *llm.Request, t providers.Target, stream bool
 	return p.chatURL, p.body.Append(make([]byte, 0, 1024), req, t.Model, req.MaxTokens, stream)
 }
 
-// maxResponse bounds a non-streamed answer; the largest outputs are a few hundred KB.
-const maxResponse = 32 << 20
-
 // readCompletion reads and parses a whole answer.
 func readCompletion(resp *http.Response, out *completion, provider string) error {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, providers.MaxAnswer))
 	if err == nil {
 		err = parseCompletion(body, out)
 	}
@@ -175,10 +172,4 @@ func (p *Provider) post(ctx context.Context, url string, body []byte, stream boo
 		return nil, providers.StatusError(resp, p.name)
 	}
 	return resp, nil
-}
-
-// drain discards what is left of a body so the connection can be reused.
-func drain(r io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10))
-	r.Close()
 }

@@ -127,7 +127,7 @@ func CheckParts(req *llm.Request, provider string) *llm.Error {
 		for _, f := range a.Fields {
 			switch f.Name {
 			case "context_management":
-				if !onlyClearsThinking(f.Value) {
+				if !providers.OnlyClearsThinking(f.Value) {
 					return llm.Unsupported(f.Name, provider+" has no server-side context management (only clear_thinking edits are honoured: earlier thinking is never sent to it)")
 				}
 			case "output_config":
@@ -220,23 +220,4 @@ func onlyEffort(raw json.RawMessage) bool {
 		}
 	}
 	return Effort(&llm.Request{Anthropic: &llm.Anthropic{Fields: []llm.RawField{{Name: "output_config", Value: raw}}}}) != ""
-}
-
-// onlyClearsThinking reports whether a context_management config only clears thinking: a
-// backend that is never sent earlier thinking honours that already.
-func onlyClearsThinking(raw json.RawMessage) bool {
-	var cm struct {
-		Edits []struct {
-			Type string `json:"type"`
-		} `json:"edits"`
-	}
-	if json.Unmarshal(raw, &cm) != nil {
-		return false
-	}
-	for _, e := range cm.Edits {
-		if len(e.Type) < len("clear_thinking") || e.Type[:len("clear_thinking")] != "clear_thinking" {
-			return false
-		}
-	}
-	return true
 }

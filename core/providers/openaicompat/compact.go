@@ -42,8 +42,8 @@ func (p *Provider) generateCompact(ctx context.Context, req *llm.Request, t prov
 	if err != nil {
 		return nil, err
 	}
-	defer drain(resp.Body)
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	defer providers.Drain(resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, providers.MaxAnswer))
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
 	}

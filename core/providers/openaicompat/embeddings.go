@@ -86,7 +86,7 @@ func (p *Provider) Embed(ctx context.Context, req *llm.EmbedRequest, t providers
 	if err != nil {
 		return nil, err
 	}
-	defer drain(resp.Body)
+	defer providers.Drain(resp.Body)
 	limit := providers.EmbedAnswerLimit(req.Len(), dims)
 	body, err := providers.ReadBounded(resp.Body, resp.ContentLength, limit)
 	if err != nil {

@@ -63,8 +63,8 @@ func (p *Provider) generateResponses(ctx context.Context, req *llm.Request, t pr
 	if err != nil {
 		return nil, err
 	}
-	defer drain(resp.Body)
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	defer providers.Drain(resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, providers.MaxAnswer))
 	if err != nil {
 		return nil, &providers.Error{Class: providers.Unavailable, Status: resp.StatusCode, Provider: p.name, Message: "unreadable response: " + err.Error(), Err: err}
 	}
@@ -398,7 +398,7 @@ func (s *responsesStream) broken(err error) error {
 
 func (s *responsesStream) Close() error {
 	if s.done {
-		drain(s.body)
+		providers.Drain(s.body)
 		return nil
 	}
 	return s.body.Close()

@@ -93,7 +93,7 @@ func (s *stream) broken(err error) error {
 
 func (s *stream) Close() error {
 	if s.done {
-		drain(s.body)
+		providers.Drain(s.body)
 		return nil
 	}
 	return s.body.Close()

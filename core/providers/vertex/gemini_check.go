@@ -1,7 +1,6 @@
 package vertex
 
 import (
-	"encoding/base64"
 	"math"
 	"path"
 	"strconv"
@@ -142,7 +141,7 @@ func checkImage(p *llm.Part, path string) *llm.Error {
 	if !geminiImageTypes[p.MediaType] {
 		return llm.Unsupported(path, path+": Gemini does not read "+p.MediaType+" images (PNG, JPEG, WebP, HEIC, HEIF)")
 	}
-	if _, err := base64.StdEncoding.DecodeString(p.Data); err != nil {
+	if !providers.ValidBase64(p.Data) { // checked, not decoded: imagePart decodes it once
 		return llm.BadRequest(path, path+": the image data is not valid base64")
 	}
 	return nil

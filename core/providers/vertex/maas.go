@@ -20,12 +20,6 @@ import (
 // connection's token and the answer is OpenAI's wire, read by the openaicompat package's
 // parser and stream translator.
 
-// maxResponseBody bounds a non-streamed answer.
-const maxResponseBody = 32 << 20
-
-// maxErrorBody bounds how much of an error response is read.
-const maxErrorBody = 64 << 10
-
 // checkMaaS refuses what the endpoint cannot honour. "If you pass any unsupported parameter,
 // it is ignored" (Google's OpenAI-compatibility page), so whatever it does not document is
 // refused here rather than dropped there: strict schemas, a named tool_choice, top_k, a
@@ -147,7 +141,7 @@ func (p *Provider) maasPost(ctx context.Context, body []byte, stream bool) (*htt
 		return nil, providers.AsError(ctx, err, Name)
 	}
 	if resp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, providers.MaxErrorBody))
 		resp.Body.Close()
 		return nil, restError(resp, data)
 	}

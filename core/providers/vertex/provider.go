@@ -131,7 +131,7 @@ type Provider struct {
 	http              *http.Client
 
 	// maxRecv bounds one gRPC message received (a whole answer, a stream message or an
-	// HttpBody chunk), as maxResponseBody bounds a REST answer.
+	// HttpBody chunk), as providers.MaxAnswer bounds a REST answer.
 	maxRecv int
 
 	mu      sync.Mutex // guards building creds and the clients, once each
@@ -149,7 +149,7 @@ var (
 // credentials are looked up and the gRPC client is made on the first call, so a cold start
 // that never reaches Vertex AI pays nothing for it.
 func New(conn *config.Connection, env providers.Env) (providers.Provider, error) {
-	p := &Provider{project: conn.Project, location: conn.Location, insecure: conn.Insecure, http: env.HTTPClient, maxRecv: maxResponseBody}
+	p := &Provider{project: conn.Project, location: conn.Location, insecure: conn.Insecure, http: env.HTTPClient, maxRecv: providers.MaxAnswer}
 	switch {
 	case p.project == "":
 		return nil, errors.New("project is required for kind vertex")
