@@ -17,6 +17,7 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
@@ -74,7 +75,7 @@ func requests(t *testing.T, logs *gatewaytest.LogBuffer) []map[string]any {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == gateway.MsgRequest {
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == record.MsgRequest {
 			out = append(out, line)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fngate/fngate/clients/internal/agents"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 )
 
 // The gateway models Codex is pointed at through a custom provider (wire_api = "responses"):
@@ -102,11 +103,11 @@ func TestCodexOverWebSocket(t *testing.T) {
 	reqs := requests(t, logs)
 	responsesOnly(t, reqs, 3)
 	for _, r := range reqs {
-		if r["transport"] != gateway.TransportWebSocket {
+		if r["transport"] != record.TransportWebSocket {
 			t.Errorf("a request that did not come over the WebSocket: %v", r)
 		}
 	}
-	if n := len(logs.Lines(t, gateway.MsgAttempt)); n != len(reqs)-1 {
+	if n := len(logs.Lines(t, record.MsgAttempt)); n != len(reqs)-1 {
 		t.Errorf("%d attempts for %d requests; want one for each but the prewarm", n, len(reqs))
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fngate/fngate/core/counters/dynamocounters"
 	"github.com/fngate/fngate/core/counters/firestorecounters"
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/functions/gcf"
 )
 
@@ -167,8 +167,8 @@ func TestTerraformGCPCounters(t *testing.T) {
 		t.Error("the function's environment does not include counters_env")
 	}
 	metric := m.find("resource", "google_logging_metric", "counter_store_errors")
-	if f := valString(t, ctx, metric, "filter"); !strings.Contains(f, `jsonPayload.message="`+gateway.MsgCounterStoreError+`"`) {
-		t.Errorf("the metric filter %q does not match the gateway's %s lines", f, gateway.MsgCounterStoreError)
+	if f := valString(t, ctx, metric, "filter"); !strings.Contains(f, `jsonPayload.message="`+record.MsgCounterStoreError+`"`) {
+		t.Errorf("the metric filter %q does not match the gateway's %s lines", f, record.MsgCounterStoreError)
 	}
 	if m.find("output", "counters_database") == nil {
 		t.Error("no counters_database output")

@@ -27,7 +27,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
 	"github.com/fngate/fngate/core/routestate/firestorestore"
 	"github.com/fngate/fngate/events/eventarc"
@@ -528,8 +528,8 @@ func checkSubscription(t *testing.T, v *samView) {
 	if dig(sub, "LogGroupName") != "Ref:GatewayLogGroup" || dig(sub, "DestinationArn") != "GetAtt:RemediationFunction.Arn" {
 		t.Errorf("subscription = %v", sub)
 	}
-	if p := fmt.Sprint(dig(sub, "FilterPattern")); p != fmt.Sprintf(`{ $.msg = %q }`, gateway.MsgProviderError) {
-		t.Errorf("subscription FilterPattern %s does not select the gateway's %s lines", p, gateway.MsgProviderError)
+	if p := fmt.Sprint(dig(sub, "FilterPattern")); p != fmt.Sprintf(`{ $.msg = %q }`, record.MsgProviderError) {
+		t.Errorf("subscription FilterPattern %s does not select the gateway's %s lines", p, record.MsgProviderError)
 	}
 	perm := dig(v.res, "ProviderErrorSubscriptionInvoke", "Properties")
 	if dig(perm, "Principal") != "logs.amazonaws.com" || dig(perm, "SourceArn") != "GetAtt:GatewayLogGroup.Arn" || dig(perm, "FunctionName") != "Ref:RemediationFunction" {
@@ -1008,7 +1008,7 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 				if valString(t, ctx, sub, "log_group_name") != "aws_cloudwatch_log_group.gateway.name" || valString(t, ctx, sub, "destination_arn") != "aws_lambda_function.remediation.arn" {
 					t.Errorf("subscription wiring wrong")
 				}
-				if p := valString(t, ctx, sub, "filter_pattern"); p != fmt.Sprintf(`{ $.msg = %q }`, gateway.MsgProviderError) {
+				if p := valString(t, ctx, sub, "filter_pattern"); p != fmt.Sprintf(`{ $.msg = %q }`, record.MsgProviderError) {
 					t.Errorf("filter_pattern %s", p)
 				}
 				perm := m.find("resource", "aws_lambda_permission", "logs")

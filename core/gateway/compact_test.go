@@ -17,6 +17,8 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers/anthropic"
+	"github.com/fngate/fngate/core/record"
+
 	fresponses "github.com/fngate/fngate/core/responses"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
@@ -264,7 +266,7 @@ func TestCompactPassesThroughToOpenAI(t *testing.T) {
 	lines := g.logs.AfterRequests(t, 2)
 	var found bool
 	for _, l := range lines {
-		if l["msg"] == gateway.MsgRequest && l["endpoint"] == "compact" {
+		if l["msg"] == record.MsgRequest && l["endpoint"] == "compact" {
 			found = l["status"] == float64(200) && l["route"] == "oai/gpt-up" && l["model"] == "openai"
 		}
 	}
@@ -429,7 +431,7 @@ func TestCompactRefusals(t *testing.T) {
 		}
 		var cost float64
 		for _, l := range g.logs.AfterRequests(t, 1) {
-			if l["msg"] == gateway.MsgRequest && l["endpoint"] == "compact" && l["model"] == "priced" {
+			if l["msg"] == record.MsgRequest && l["endpoint"] == "compact" && l["model"] == "priced" {
 				cost, _ = l["cost_usd"].(float64)
 			}
 		}
@@ -534,7 +536,7 @@ type recordingTracer struct {
 	seen []string
 }
 
-func (t *recordingTracer) Request(_ *http.Request, endpoint string) gateway.RequestTrace {
+func (t *recordingTracer) Request(_ *http.Request, endpoint string) record.RequestTrace {
 	return &recordedRequest{t: t, endpoint: endpoint}
 }
 
@@ -548,14 +550,14 @@ type recordedRequest struct {
 
 func (r *recordedRequest) Decoded(*llm.Request) {}
 
-func (r *recordedRequest) Attempt(ctx context.Context, _ *gateway.AttemptRecord) (context.Context, gateway.AttemptTrace) {
+func (r *recordedRequest) Attempt(ctx context.Context, _ *record.Attempt) (context.Context, record.AttemptTrace) {
 	r.attempts++
 	return ctx, noAttemptTrace{}
 }
 
 func (r *recordedRequest) TraceID() string { return "" }
 
-func (r *recordedRequest) End(rec *gateway.RequestRecord) {
+func (r *recordedRequest) End(rec *record.Request) {
 	r.t.mu.Lock()
 	defer r.t.mu.Unlock()
 	r.t.seen = append(r.t.seen, rec.Endpoint+" "+rec.Model+" "+http.StatusText(rec.Status)+" attempts="+strconv.Itoa(r.attempts))
@@ -563,9 +565,9 @@ func (r *recordedRequest) End(rec *gateway.RequestRecord) {
 
 type noAttemptTrace struct{}
 
-func (noAttemptTrace) Answer(*llm.Answer)         {}
-func (noAttemptTrace) Delta(*llm.Delta)           {}
-func (noAttemptTrace) End(*gateway.AttemptRecord) {}
+func (noAttemptTrace) Answer(*llm.Answer)  {}
+func (noAttemptTrace) Delta(*llm.Delta)    {}
+func (noAttemptTrace) End(*record.Attempt) {}
 
 // TestCompactIsTracedAndLogged: the compaction is one traced request with its attempt, and
 // one request line and one attempt line under the endpoint compact, its usage and route.
@@ -578,9 +580,9 @@ func TestCompactIsTracedAndLogged(t *testing.T) {
 	var req, att map[string]any
 	for _, l := range lines {
 		switch l["msg"] {
-		case gateway.MsgRequest:
+		case record.MsgRequest:
 			req = l
-		case gateway.MsgAttempt:
+		case record.MsgAttempt:
 			att = l
 		}
 	}

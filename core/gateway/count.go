@@ -8,6 +8,7 @@ import (
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
 
 // HeaderTokenCount says how /v1/messages/count_tokens counted: "exact" when a route's
@@ -15,27 +16,23 @@ import (
 // count-tokens, the mock), "estimate" when none could and the gateway estimated.
 const HeaderTokenCount = "X-Fngate-Token-Count"
 
+// countDoor is the wire of POST /v1/messages/count_tokens: the Messages door's error shape,
+// its own name in the logs.
+type countDoor struct{ messagesDoor }
+
+func (*countDoor) endpoint() string { return record.EndpointCountTokens }
+
 // serveCountTokens answers POST /v1/messages/count_tokens: the model's routes are asked in
 // plan order, failing over like any attempt, and the first that can count exactly answers.
 // When none can, the answer is the gateway's estimate (see estimateTokens), marked so in
 // HeaderTokenCount: Claude Code uses the count for its context display, where an estimate
 // serves, but a client must be able to tell.
-func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
-	d := &messagesDoor{}
-	rc, ok := g.admit(w, r, d)
-	if !ok {
-		return
-	}
-	rc.endpoint = "count_tokens"
-	body, release, ok := g.receive(w, r, d, rc)
-	if !ok {
-		return
-	}
-	defer release()
-	req, oe := messages.DecodeCountTokens(body, r.Header, g.limits)
+func (q *request) serveCountTokens(body []byte) {
+	g, rc := q.g, &q.rc
+	req, oe := messages.DecodeCountTokens(body, q.r.Header, g.limits)
 	if oe != nil {
 		rc.model = modelAskedFor(body)
-		g.refuse(w, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
 	rc.model = req.Model
@@ -46,50 +43,45 @@ func (g *Gateway) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 		oe = m.servesChat()
 	}
 	if oe != nil {
-		g.refuse(w, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
+	q.m, q.req = m, req
 	routes, oe := g.plan(m, req, rc)
 	if oe != nil {
-		g.refuse(w, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
-	for i, rt := range routes {
-		counter, ok := rt.provider.(providers.TokenCounter)
-		if !ok {
-			continue
-		}
-		a := g.begin(r, rc, m, rt, i)
-		n, err := counter.CountTokens(a.ctx, req, rt.target)
-		if errors.Is(err, providers.ErrCannotCount) {
-			a.end()
-			rc.attempts--
-			continue
-		}
-		a.rec.Latency = a.arrived()
-		rc.upstream += a.rec.Latency
-		if err == nil {
-			a.end()
-			a.rec.Outcome = OutcomeOK
-			g.logAttempt(a.rec)
-			g.writeCount(w, rc, rt, n, "exact")
-			return
-		}
-		pe := a.failure(err)
-		a.end()
-		if !g.failedBeforeOutput(w, r, d, rc, rt, a.rec, pe, true) {
-			return
+	var counting []*route
+	for _, rt := range routes {
+		if _, ok := rt.provider.(providers.TokenCounter); ok {
+			counting = append(counting, rt)
 		}
 	}
-	g.writeCount(w, rc, routes[0], estimateTokens(req), "estimate")
+	answered := q.failover(counting, true, func(a *attempt) *providers.Error {
+		n, err := a.rt.provider.(providers.TokenCounter).CountTokens(a.ctx, req, a.rt.target)
+		if errors.Is(err, providers.ErrCannotCount) {
+			return errSkip
+		}
+		a.took()
+		if err != nil {
+			return a.failure(err)
+		}
+		a.finish(record.OutcomeOK, nil)
+		q.writeCount(a.rt, n, "exact")
+		return nil
+	})
+	if !answered {
+		q.writeCount(routes[0], estimateTokens(req), "estimate")
+	}
 }
 
-func (g *Gateway) writeCount(w http.ResponseWriter, rc *requestCtx, rt *route, n int, how string) {
-	w.Header().Set(HeaderTokenCount, how)
-	g.setRouteHeaders(w, rc, rt)
+func (q *request) writeCount(rt *route, n int, how string) {
+	q.w.Header().Set(HeaderTokenCount, how)
+	q.g.setRouteHeaders(&q.w, &q.rc, rt)
 	b := append([]byte(`{"input_tokens":`), strconv.Itoa(n)...)
-	writeJSON(w, http.StatusOK, append(b, "}\n"...))
-	g.logRequest(rc, http.StatusOK, rt.id, nil)
+	writeJSON(&q.w, http.StatusOK, append(b, "}\n"...))
+	q.done(http.StatusOK, rt.id, nil)
 }
 
 // estimateTokens estimates a request's input tokens as a quarter of its characters (text,

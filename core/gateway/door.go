@@ -13,15 +13,11 @@ import (
 // door. A door value serves one request, so it may keep what its encoders need from the body
 // (include_usage, say).
 type door interface {
-	// endpoint names the door in logs and attempt records: chat, completions, messages,
-	// responses.
-	endpoint() string
+	wire
 	// decode parses and checks the body for the request rc (whose key is known), under in:
 	// the bounds and the request profile of the key. The door's own refusals come back in its
 	// shape.
 	decode(r *http.Request, rc *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error)
-	// writeError answers e as a whole response.
-	writeError(w http.ResponseWriter, rc *requestCtx, e *llm.Error)
 	// visible reports whether d carries what this door's client sees: the stream commits to
 	// its route at the first such delta.
 	visible(d *llm.Delta) bool

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/record"
 )
 
 // chatDoor is OpenAI's Chat Completions: POST /v1/chat/completions.
@@ -12,7 +13,7 @@ type chatDoor struct {
 	includeUsage bool
 }
 
-func (*chatDoor) endpoint() string { return "chat" }
+func (*chatDoor) endpoint() string { return record.EndpointChat }
 
 func (d *chatDoor) decode(_ *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	req, includeUsage, e := openai.DecodeChatProfile(body, in.limits, in.profile)
@@ -42,7 +43,7 @@ type completionsDoor struct {
 	includeUsage bool
 }
 
-func (*completionsDoor) endpoint() string { return "completions" }
+func (*completionsDoor) endpoint() string { return record.EndpointCompletions }
 
 func (d *completionsDoor) decode(_ *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	req, includeUsage, e := openai.DecodeCompletionProfile(body, in.profile)

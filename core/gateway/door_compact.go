@@ -6,6 +6,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/responses"
 )
 
@@ -24,7 +25,7 @@ type compactDoor struct {
 	id  string
 }
 
-func (*compactDoor) endpoint() string { return "compact" }
+func (*compactDoor) endpoint() string { return record.EndpointCompact }
 
 // defaultMaximum: the compact request has no output maximum of its own. A summary is short by
 // design, so it is bounded on every model, priced or not, by responses.CompactionMaxTokens or

@@ -9,40 +9,24 @@ import (
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
-
-// endpointEmbeddings names POST /v1/embeddings in logs and attempt records.
-const endpointEmbeddings = "embeddings"
 
 // serveEmbeddings answers POST /v1/embeddings: OpenAI's Embeddings, on the models of kind
 // embedding.
 //
-// It is a flow of its own rather than a door: a door decodes into an llm.Request and answers
-// llm.Answers and streams, while an embeddings request is a batch of inputs whose answer is
-// one vector each, with no stream, no commit point and no output to bound. Everything else is
-// the doors' own code: the key, the body's limits and the in-flight slot (admit, receive),
-// planning with the model's policy, residency and route state (planBy, asking each route's
-// Embedder.CheckEmbed), one attempt per route with its clocks and record (begin), failover on
-// what fails over (failedBeforeOutput), the attempt and request lines with usage and cost, and
-// the key's rate limits and budgets (admitLimits, charged in setUsage, settle), the
-// reservation being the inputs' estimate alone: an embedding has no output.
-func (g *Gateway) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
-	d := &chatDoor{} // OpenAI's error shape
-	rc, ok := g.admit(w, r, d)
-	if !ok {
-		return
-	}
-	rc.endpoint = endpointEmbeddings
-	tw := &trackingWriter{ResponseWriter: w}
-	defer g.recoverPanic(tw, d, rc)
-	body, release, ok := g.receive(tw, r, d, rc)
-	if !ok {
-		return
-	}
-	defer release()
+// It is not a door: a door decodes into an llm.Request and answers llm.Answers and streams,
+// while an embeddings request is a batch of inputs whose answer is one vector each, with no
+// stream, no commit point and no output to bound. Everything else is the request's own code:
+// the key, the body's limits and the in-flight slot, planning with the model's policy,
+// residency and route state (planBy, asking each route's Embedder.CheckEmbed), the failover
+// loop, the attempt and request lines with usage and cost, and the key's rate limits and
+// budgets, the reservation being the inputs' estimate alone: an embedding has no output.
+func (q *request) serveEmbeddings(body []byte) {
+	g, rc := q.g, &q.rc
 	req, oe := openai.DecodeEmbeddings(body)
 	if oe != nil {
-		g.refuse(tw, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
 	rc.model = req.Model
@@ -52,43 +36,36 @@ func (g *Gateway) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 		oe = m.servesEmbeddings(&req.EmbedRequest)
 	}
 	if oe != nil {
-		g.refuse(tw, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
-	if !g.admitLimits(tw, r, d, rc, m, estimateEmbedTokens(&req.EmbedRequest), 0) {
+	q.m = m
+	if !q.admitLimits(estimateEmbedTokens(&req.EmbedRequest), 0) {
 		return
 	}
 	defer g.settle(rc)
 	routes, oe := g.planBy(m, rc, "", false, func(rt *route) *llm.Error { return rt.embedder.CheckEmbed(&req.EmbedRequest, rt.target) })
 	if oe != nil {
-		g.refuse(tw, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
-	for i, rt := range routes {
-		a := g.begin(r, rc, m, rt, i)
+	q.failover(routes, false, func(a *attempt) *providers.Error {
+		rt := a.rt
 		out, err := rt.embedder.Embed(a.onHeaders(), &req.EmbedRequest, rt.target)
-		took := a.arrived()
-		rc.upstream += took
-		a.rec.Latency = took
+		a.took()
 		if err == nil {
 			err = checkVectors(out, &req.EmbedRequest, providers.Dimensions(&req.EmbedRequest, rt.target), rt.provider.Name())
 		}
-		if err == nil {
-			a.end()
-			a.rec.Outcome, a.rec.embedded = OutcomeOK, true
-			g.setUsage(a.rec, &out.Usage, m, rc)
-			g.logAttempt(a.rec)
-			g.setRouteHeaders(tw, rc, rt)
-			writeJSON(tw, http.StatusOK, openai.AppendEmbeddings(make([]byte, 0, embeddingsSize(out, req.Base64)), rc.model, req.Base64, out))
-			g.logRequest(rc, http.StatusOK, rt.id, nil)
-			return
+		if err != nil {
+			return a.failure(err)
 		}
-		pe := a.failure(err)
-		a.end()
-		if !g.failedBeforeOutput(tw, r, d, rc, rt, a.rec, pe, i+1 < len(routes)) {
-			return
-		}
-	}
+		a.embedded, a.usage = true, &out.Usage
+		a.finish(record.OutcomeOK, nil)
+		g.setRouteHeaders(&q.w, rc, rt)
+		writeJSON(&q.w, http.StatusOK, openai.AppendEmbeddings(make([]byte, 0, embeddingsSize(out, req.Base64)), rc.model, req.Base64, out))
+		q.done(http.StatusOK, rt.id, nil)
+		return nil
+	})
 }
 
 // embeddingsSize estimates the answer's length, so it is built in one allocation: a float32

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/messages"
+	"github.com/fngate/fngate/core/record"
 )
 
 // messagesDoor is Anthropic's Messages: POST /v1/messages (Claude Code appends ?beta=true).
@@ -12,7 +13,9 @@ import (
 // model name), every other backend's are encoded from the normalized deltas.
 type messagesDoor struct{}
 
-func (*messagesDoor) endpoint() string { return "messages" }
+func (*messagesDoor) endpoint() string { return record.EndpointMessages }
+
+func (*messagesDoor) anthropic() {}
 
 func (*messagesDoor) decode(r *http.Request, _ *requestCtx, body []byte, in decoding) (*llm.Request, *llm.Error) {
 	req, e := messages.Decode(body, r.Header, in.limits)

@@ -13,6 +13,7 @@ import (
 	"github.com/fngate/fngate/core/jsonx"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/responses"
 	"github.com/fngate/fngate/core/responsestore"
 )
@@ -41,7 +42,7 @@ type responsesDoor struct {
 	final []byte
 }
 
-func (*responsesDoor) endpoint() string { return "responses" }
+func (*responsesDoor) endpoint() string { return record.EndpointResponses }
 
 // defaultMaximum: Codex, the door's main client, sends no max_output_tokens. On a priced model
 // with a ceiling, the ceiling becomes the request's maximum instead of a refusal, which bounds
@@ -339,65 +340,65 @@ func (e *responsesEncoder) fail(b []byte, oe *llm.Error) []byte { return e.enc.F
 // serveStoredResponse answers GET /v1/responses/{id}: the stored response object, to the
 // key that made it.
 func (g *Gateway) serveStoredResponse(w http.ResponseWriter, r *http.Request) {
-	_, rc, st, ok := g.storedResponse(w, r, "get_response")
+	q := requestOf(g, w, r)
+	st, ok := q.storedResponse(record.EndpointGetResponse)
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, append(st.Response, '\n'))
-	g.logRequest(rc, http.StatusOK, "", nil)
+	writeJSON(&q.w, http.StatusOK, append(st.Response, '\n'))
+	q.done(http.StatusOK, "", nil)
 }
 
 // serveDeleteResponse answers DELETE /v1/responses/{id}.
 func (g *Gateway) serveDeleteResponse(w http.ResponseWriter, r *http.Request) {
-	d, rc, st, ok := g.storedResponse(w, r, "delete_response")
+	q := requestOf(g, w, r)
+	st, ok := q.storedResponse(record.EndpointDeleteResponse)
 	if !ok {
 		return
 	}
-	err := g.responses.Delete(r.Context(), st.ID, owner(rc))
+	err := g.responses.Delete(r.Context(), st.ID, owner(&q.rc))
 	switch {
 	case errors.Is(err, responsestore.ErrNotFound):
-		g.refuse(w, d, rc, responseNotFound(st.ID))
+		q.refuse(responseNotFound(st.ID))
 		return
 	case err != nil:
-		g.refuse(w, d, rc, storeUnavailable(g, rc, "written", err))
+		q.refuse(storeUnavailable(g, &q.rc, "written", err))
 		return
 	}
 	b := append([]byte(`{"id":`), openai.AppendString(nil, st.ID)...)
-	writeJSON(w, http.StatusOK, append(b, ",\"object\":\"response\",\"deleted\":true}\n"...))
-	g.logRequest(rc, http.StatusOK, "", nil)
+	writeJSON(&q.w, http.StatusOK, append(b, ",\"object\":\"response\",\"deleted\":true}\n"...))
+	q.done(http.StatusOK, "", nil)
 }
 
 // storedResponse authenticates a GET or DELETE of /v1/responses/{id} and finds the response.
 // Query parameters (stream, include, starting_after) are refused: the stored object is
 // served as it was answered. endpoint names the request in its log line and trace. When ok is
 // false the client has its answer and the request is logged; otherwise the caller logs it.
-func (g *Gateway) storedResponse(w http.ResponseWriter, r *http.Request, endpoint string) (*responsesDoor, *requestCtx, *responsestore.Stored, bool) {
-	d := &responsesDoor{g: g}
-	rc, ok := g.admit(w, r, d)
-	if !ok {
-		return nil, nil, nil, false
+func (q *request) storedResponse(endpoint string) (*responsestore.Stored, bool) {
+	g, r := q.g, q.r
+	if !q.admit(openaiWire(endpoint)) {
+		return nil, false
 	}
-	rc.endpoint = endpoint
 	for name := range r.URL.Query() {
-		g.refuse(w, d, rc, llm.Unsupported(name, "the query parameter "+name+" is not supported: the gateway serves a stored response as it was answered"))
-		return nil, nil, nil, false
+		q.refuse(llm.Unsupported(name, "the query parameter "+name+" is not supported: the gateway serves a stored response as it was answered"))
+		return nil, false
 	}
 	id := r.PathValue("id")
 	if g.responses == nil {
-		g.refuse(w, d, rc, &llm.Error{Status: http.StatusNotFound, Type: llm.TypeInvalidRequest, Code: "not_found",
+		q.refuse(&llm.Error{Status: http.StatusNotFound, Type: llm.TypeInvalidRequest, Code: "not_found",
 			Message: "Response with id '" + id + "' not found: this gateway stores no responses (no responses store is configured)."})
-		return nil, nil, nil, false
+		return nil, false
 	}
-	st, err := g.responses.Get(r.Context(), id, owner(rc))
+	st, err := g.responses.Get(r.Context(), id, owner(&q.rc))
 	switch {
 	case errors.Is(err, responsestore.ErrNotFound):
-		g.refuse(w, d, rc, responseNotFound(id))
-		return nil, nil, nil, false
+		q.refuse(responseNotFound(id))
+		return nil, false
 	case err != nil:
-		g.refuse(w, d, rc, storeUnavailable(g, rc, "read", err))
-		return nil, nil, nil, false
+		q.refuse(storeUnavailable(g, &q.rc, "read", err))
+		return nil, false
 	}
-	return d, rc, st, true
+	return st, true
 }
 
 func responseNotFound(id string) *llm.Error {

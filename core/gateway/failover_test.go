@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/loopback"
 	"github.com/fngate/fngate/internal/openaifake"
@@ -473,7 +474,7 @@ models:
 	}
 	// The log of every attempt has the route's residency; the us route was never asked but by
 	// the us key.
-	for _, a := range g.logs.Lines(t, gateway.MsgAttempt) {
+	for _, a := range g.logs.Lines(t, record.MsgAttempt) {
 		if a["route"] == "mock/lorem" && a["residency"] != "us" || a["route"] == "mock/echo" && a["residency"] != "eu" {
 			t.Errorf("attempt %v", a)
 		}

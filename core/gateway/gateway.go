@@ -1,28 +1,31 @@
 // Package gateway is the http.Handler every platform serves: route the endpoint to its front
 // door, authenticate, decode strictly, plan routes, attempt them with failover before any
-// output, answer in JSON or SSE, and log each attempt.
+// output, answer in JSON or SSE, and log each attempt. What it says of each request and
+// attempt (the records, outcomes, message names, endpoints and error classes) is core/record.
 //
 //	gateway.go        Options, New, the endpoint table
+//	request.go        one request, written once: its value, ServeHTTP (time limit, recover), the
+//	                  prelude (admit, receive) and its ends (refuse, fail, done)
+//	serve.go          a door's request: body, decode, model, limits, plan, then an answer
+//	attempt.go        the failover loop, and one attempt on one route: its timers, finish
+//	answer.go         a non-streamed answer
+//	stream.go         a streamed answer, committing at the first visible delta
 //	door.go           what a front door is: decode, encode answers, events and errors
 //	door_chat.go      OpenAI Chat Completions and legacy Completions
 //	door_messages.go  Anthropic Messages (and count_tokens in count.go)
 //	door_responses.go OpenAI Responses, and the stored responses (GET, DELETE /v1/responses/{id})
 //	door_compact.go   POST /v1/responses/compact: passed through to OpenAI, else a sealed summary
 //	socket.go         the Responses API's WebSocket mode: response.create messages on GET /v1/responses
-//	door_embeddings.go  OpenAI Embeddings: its own small flow over plan, attempt and record
-//	serve.go          one request: slot, key, body, decode, model, plan, then an answer
+//	door_embeddings.go  OpenAI Embeddings: its own decode over the same request and loop
 //	plan.go           which routes, in which order
-//	attempt.go        one attempt on one route: its timers, outcome and record
-//	answer.go         a non-streamed answer, failing over until one succeeds
-//	stream.go         a streamed answer, committing at the first visible delta
 //	record.go         the attempt and request log lines, usage and cost
-//	trace.go          the Tracer hooks (OpenTelemetry in core/telemetry/otel): nothing when off
+//	trace.go          the tracer's hooks (record.Tracer): nothing when off
 //	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
 //	auth.go, models.go, count.go
 package gateway
 
 import (
-	"context"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -40,10 +43,9 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/llm"
-	"github.com/fngate/fngate/core/messages"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
-	"github.com/fngate/fngate/core/responses"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
@@ -67,10 +69,10 @@ type Options struct {
 	RequireKeys bool
 	// OnAttempt, when set, receives every attempt record after it is logged. It runs on the
 	// request path and must not block (the EventBridge publisher queues and returns).
-	OnAttempt func(*AttemptRecord)
+	OnAttempt func(*record.Attempt)
 	// Tracer, when set, traces every request and attempt (trace.go); nil traces nothing and
 	// costs nothing.
-	Tracer Tracer
+	Tracer record.Tracer
 	// ResponseStore keeps the Responses door's stored responses (store: true,
 	// previous_response_id, GET and DELETE /v1/responses/{id}); nil stores none, and
 	// responses say store: false.
@@ -86,7 +88,15 @@ type Options struct {
 	// local server and Cloud Functions gen2 set it. Off (Lambda function URLs pass no
 	// upgrade), a handshake gets a 426 that names HTTP streaming instead.
 	WebSockets bool
+	// DeadlineMargin is how long before its context's deadline a request is ended in-band
+	// (request.go: Lambda's invoke deadline is the request context's); zero means
+	// DefaultDeadlineMargin. A request whose context has no deadline has no time limit.
+	DeadlineMargin time.Duration
 }
+
+// DefaultDeadlineMargin leaves a streamed answer the time to end with its error event and
+// the request's lines to be logged before Lambda ends the invoke.
+const DefaultDeadlineMargin = time.Second
 
 // Gateway serves the API. Safe for concurrent use.
 type Gateway struct {
@@ -105,9 +115,9 @@ type Gateway struct {
 	maxIn       int64
 	inFlight    atomic.Int64
 	started     int64
-	onAttempt   func(*AttemptRecord)
+	onAttempt   func(*record.Attempt)
 	limiter     *limiter           // nil: no key has a limit
-	tracer      Tracer             // nil: nothing traced
+	tracer      record.Tracer      // nil: nothing traced
 	secrets     *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 	mux         *http.ServeMux
 
@@ -115,6 +125,8 @@ type Gateway struct {
 	responseTTL time.Duration
 	compaction  *compaction.Keyring // nil: no responses.compaction_keys
 	sockets     *sockets
+	// deadlineMargin is Options.DeadlineMargin.
+	deadlineMargin time.Duration
 }
 
 type model struct {
@@ -163,6 +175,8 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 
 		responses:   opt.ResponseStore,
 		responseTTL: cfg.Responses.TTL.D(),
+
+		deadlineMargin: cmp.Or(opt.DeadlineMargin, DefaultDeadlineMargin),
 	}
 	if g.now == nil {
 		g.now = time.Now
@@ -248,8 +262,8 @@ func (g *Gateway) routes() *http.ServeMux {
 		{"/v1/chat/completions", http.MethodPost, g.door(func() door { return &chatDoor{} })},
 		{"/v1/completions", http.MethodPost, g.door(func() door { return &completionsDoor{} })},
 		{"/v1/messages", http.MethodPost, g.door(func() door { return &messagesDoor{} })},
-		{"/v1/messages/count_tokens", http.MethodPost, g.serveCountTokens},
-		{"/v1/embeddings", http.MethodPost, g.serveEmbeddings},
+		{"/v1/messages/count_tokens", http.MethodPost, g.handle(func() wire { return &countDoor{} }, (*request).serveCountTokens)},
+		{"/v1/embeddings", http.MethodPost, g.handle(func() wire { return openaiWire(record.EndpointEmbeddings) }, (*request).serveEmbeddings)},
 		{"/v1/responses", http.MethodPost, g.door(func() door { return &responsesDoor{g: g} })},
 		{"/v1/responses/compact", http.MethodPost, g.door(func() door { return &compactDoor{g: g} })},
 		{"/v1/responses", http.MethodGet, g.serveResponsesSocket}, // WebSocket mode
@@ -286,9 +300,6 @@ func (g *Gateway) routes() *http.ServeMux {
 	mux.HandleFunc("/", g.unknownURL)
 	return mux
 }
-
-// ServeHTTP dispatches the API.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
 
 // anthropicClient reports whether a request comes from an Anthropic client, which wants its
 // errors (and its model list) in Anthropic's shapes.
@@ -333,9 +344,9 @@ type requestCtx struct {
 	costSet  bool
 	usage    llm.Usage
 	skipped  []string
-	ttft     time.Duration // streams: from the request's start to its commit
-	trace    RequestTrace  // nil: not traced
-	lease    *lease        // what the key's counters reserved for the request (limits.go)
+	ttft     time.Duration       // streams: from the request's start to its commit
+	trace    record.RequestTrace // nil: not traced
+	lease    *lease              // what the key's counters reserved for the request (limits.go)
 	// inputEstimate is estimateTokens of the decoded request, worked out once for the
 	// limits and kept for the Messages door's message_start (door_messages.go). It is never
 	// logged, charged or traced: those take what the backend reported.
@@ -390,28 +401,13 @@ func flush(w http.ResponseWriter) error {
 	return err
 }
 
-// clientGone reports whether the request's client has left.
-func clientGone(ctx context.Context) bool { return ctx.Err() != nil }
-
 // WriteError answers e for a platform wrapper that fails around the gateway (a function that
-// could not start, a panic that escaped), in the shape the request's client reads:
-// Anthropic's for a Messages client, OpenAI's otherwise.
+// could not start), in the shape the request's client reads: Anthropic's for a Messages
+// client, OpenAI's otherwise.
 func WriteError(w http.ResponseWriter, r *http.Request, e *llm.Error) { writeBare(w, r, e) }
 
-// AppendErrorEvent appends the in-band error event that ends a stream a platform wrapper had
-// to cut (the function's time limit), in the request's client's shape.
-func AppendErrorEvent(b []byte, r *http.Request, e *llm.Error) []byte {
-	if anthropicClient(r) {
-		return messages.AppendErrorEvent(b, e, "")
-	}
-	if strings.HasPrefix(r.URL.Path, "/v1/responses") {
-		return responses.AppendErrorEvent(b, e)
-	}
-	return openai.AppendErrorEvent(b, e)
-}
-
 // propagating returns a copy of client whose transport the tracer wraps.
-func propagating(client *http.Client, t Tracer) *http.Client {
+func propagating(client *http.Client, t record.Tracer) *http.Client {
 	c := *client
 	next := c.Transport
 	if next == nil {

@@ -83,6 +83,13 @@ func newBenchGateway(b *testing.B, yamlConfig string) *testGateway {
 
 func newGatewayTB(t testing.TB, yamlConfig string, opts ...func(*gateway.Options)) *testGateway {
 	t.Helper()
+	return newWrappedGateway(t, yamlConfig, nil, opts...)
+}
+
+// newWrappedGateway serves yamlConfig behind wrap (nil: none), as a platform's adapter would
+// stand in front of the gateway.
+func newWrappedGateway(t testing.TB, yamlConfig string, wrap func(http.Handler) http.Handler, opts ...func(*gateway.Options)) *testGateway {
+	t.Helper()
 	cfg := gatewaytest.Config(t, yamlConfig, config.Options{Getenv: func(string) string { return "" }})
 	for _, s := range cfg.Secrets {
 		suiteSecrets.Store(s, true)
@@ -92,10 +99,14 @@ func newGatewayTB(t testing.TB, yamlConfig string, opts ...func(*gateway.Options
 	for _, o := range opts {
 		o(&opt)
 	}
+	wraps := []func(http.Handler) http.Handler{tapAnswers}
 	if _, bench := t.(*testing.B); bench {
-		return &testGateway{Server: gatewaytest.Serve(t, cfg, opt), logs: logs} // answers would pile up
+		wraps = nil // answers would pile up
 	}
-	return &testGateway{Server: gatewaytest.Serve(t, cfg, opt, tapAnswers), logs: logs}
+	if wrap != nil {
+		wraps = append(wraps, wrap)
+	}
+	return &testGateway{Server: gatewaytest.Serve(t, cfg, opt, wraps...), logs: logs}
 }
 
 // tapAnswers copies what h sends to clients into suiteAnswers.

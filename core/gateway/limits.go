@@ -15,6 +15,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/telemetry"
 )
 
@@ -26,15 +27,6 @@ const (
 	HeaderLimitTokens       = "X-Ratelimit-Limit-Tokens"
 	HeaderRemainingTokens   = "X-Ratelimit-Remaining-Tokens"
 	HeaderResetTokens       = "X-Ratelimit-Reset-Tokens"
-)
-
-// Limits' log line and metric.
-const (
-	// MsgCounterStoreError (ERROR) is a counter call that failed or timed out; the request
-	// was served uncounted (on_store_error: open) or refused with a 503 (closed).
-	MsgCounterStoreError = "counter_store_error"
-	// MetricCounterStoreErrors counts them (EMF, namespace fngate, dimension OnStoreError).
-	MetricCounterStoreErrors = "CounterStoreErrors"
 )
 
 // DefaultReservedOutput is the output a request reserves when neither it nor its model sets a
@@ -137,7 +129,8 @@ func nanoUSD(usd float64) int64 { return int64(math.Round(usd * 1e9)) }
 // admitLimits holds the request to its key's limits once its model is known: in is its input
 // estimate and out the output it may produce (none for an embedding). When ok is false the
 // client has its answer.
-func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, m *model, in, out int) bool {
+func (q *request) admitLimits(in, out int) bool {
+	g, rc, m := q.g, &q.rc, q.m
 	l := g.limiter
 	if l == nil || rc.key == nil {
 		return true
@@ -158,34 +151,34 @@ func (g *Gateway) admitLimits(w http.ResponseWriter, r *http.Request, d door, rc
 	}
 	for _, ru := range rules {
 		if ru.tpm > 0 && ls.reservedTok > ru.tpm {
-			g.refuse(w, d, rc, tooManyTokens(rc, ru, ls.reservedTok, out > 0))
+			q.refuse(tooManyTokens(rc, ru, ls.reservedTok, out > 0))
 			return false
 		}
 	}
 	now := g.now()
-	ctx, cancel := context.WithTimeout(r.Context(), l.timeout)
+	ctx, cancel := context.WithTimeout(q.r.Context(), l.timeout)
 	c, ok, err := l.store.Take(ctx, ls.key, counters.At(now), ls.amounts())
 	cancel()
 	switch {
-	case err != nil && clientGone(r.Context()):
-		g.logRequest(rc, statusClientClosed, "", nil)
+	case err != nil && q.clientGone():
+		q.done(statusClientClosed, "", nil)
 		return false
 	case err != nil:
 		g.counterStoreFailed(rc, "take", err)
 		if l.closed {
-			g.refuse(w, d, rc, &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "limits_unavailable", RetryAfter: "1",
+			q.refuse(&llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "limits_unavailable", RetryAfter: "1",
 				Message: "the gateway cannot check this key's rate limits and budgets right now (counters.on_store_error: closed); retry shortly"})
 			return false
 		}
 		return true
 	case !ok:
-		setRateHeaders(w.Header(), rules, c, now)
-		g.refuse(w, d, rc, refusal(rc, ls, c, now))
+		setRateHeaders(q.w.Header(), rules, c, now)
+		q.refuse(refusal(rc, ls, c, now))
 		return false
 	}
 	ls.w = c.Windows
 	rc.lease = ls
-	setRateHeaders(w.Header(), rules, c, now)
+	setRateHeaders(q.w.Header(), rules, c, now)
 	return true
 }
 
@@ -226,7 +219,7 @@ func limited(scope string, k counters.Kind, n, max int64, on bool) counters.Amou
 // and for a count it did not report an estimate (the input estimate; a quarter of the
 // characters it streamed or answered). An attempt that produced nothing known is free; an
 // embedding answered is something known, though it has no output to count.
-func (rc *requestCtx) charge(a *AttemptRecord, u *llm.Usage, m *model) {
+func (rc *requestCtx) charge(a *attempt, u *llm.Usage, m *model) {
 	ls := rc.lease
 	if ls == nil || u.InputTokens == nil && u.OutputTokens == nil && a.outChars == 0 && !a.embedded {
 		return
@@ -281,14 +274,14 @@ func (g *Gateway) settle(rc *requestCtx) {
 
 func (g *Gateway) counterStoreFailed(rc *requestCtx, op string, err error) {
 	l := g.limiter
-	g.log.LogAttrs(context.Background(), slog.LevelError, MsgCounterStoreError,
+	g.log.LogAttrs(context.Background(), slog.LevelError, record.MsgCounterStoreError,
 		slog.String("request_id", rc.id),
 		slog.String("key", rc.key.Name),
 		slog.String("op", op),
 		slog.String("on_store_error", l.policy),
 		slog.String("error", err.Error()))
 	_ = l.emf.Write(g.now(), []telemetry.Dimension{{Name: "OnStoreError", Value: l.policy}},
-		[]telemetry.Metric{{Name: MetricCounterStoreErrors, Unit: "Count", Value: 1}},
+		[]telemetry.Metric{{Name: record.MetricCounterStoreErrors, Unit: "Count", Value: 1}},
 		map[string]any{"key": rc.key.Name, "op": op, "request_id": rc.id})
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/openaifake"
 )
@@ -160,7 +161,7 @@ responses: {compaction_keys: [{id: k1, key: "`+compactKeyNew+`"}]}
 			lines := g.logs.AfterRequests(t, 3)
 			var refused int
 			for _, l := range lines {
-				if l["msg"] == gateway.MsgRequest && l["status"] == float64(429) && l["error_code"] == "rate_limit_exceeded" {
+				if l["msg"] == record.MsgRequest && l["status"] == float64(429) && l["error_code"] == "rate_limit_exceeded" {
 					refused++
 				}
 			}
@@ -210,7 +211,7 @@ func TestBudgetExceededOnEveryDoor(t *testing.T) {
 				spent = store.read(t, "app").Value("", counters.SpendDay)
 			}
 			var logged float64
-			for _, a := range g.logs.Lines(t, gateway.MsgAttempt) {
+			for _, a := range g.logs.Lines(t, record.MsgAttempt) {
 				logged += a["cost_usd"].(float64)
 			}
 			if want := int64(logged*1e9 + 0.5); spent != want {
@@ -250,7 +251,7 @@ func TestBudgetExceededOnEveryDoor(t *testing.T) {
 		}
 		// The SDK's retries would all have been sent by the time it returned.
 		g.logs.AfterRequests(t, 3)
-		if got := len(g.logs.Lines(t, gateway.MsgRequest)); got != 3 {
+		if got := len(g.logs.Lines(t, record.MsgRequest)); got != 3 {
 			t.Errorf("the gateway saw %d requests; the SDK retried a budget_exceeded", got)
 		}
 	})
@@ -275,7 +276,7 @@ func TestBudgetExceededIsNotRetriedByTheAnthropicSDK(t *testing.T) {
 		t.Fatalf("got %v, want a 429", err)
 	}
 	g.logs.AfterRequests(t, 3)
-	if got := len(g.logs.Lines(t, gateway.MsgRequest)); got != 3 {
+	if got := len(g.logs.Lines(t, record.MsgRequest)); got != 3 {
 		t.Errorf("the gateway saw %d requests; the SDK retried a budget_exceeded", got)
 	}
 }
@@ -526,13 +527,13 @@ models: {m: {max_output_tokens: 20, routes: [{connection: mock, model: echo}]}}
 					t.Errorf("closed refusal: %s", r.Body)
 				}
 			}
-			errs := g.logs.WaitLines(t, gateway.MsgCounterStoreError, 2)
+			errs := g.logs.WaitLines(t, record.MsgCounterStoreError, 2)
 			if len(errs) != 2 || errs[0]["level"] != "ERROR" || errs[0]["key"] != "app" || errs[0]["on_store_error"] != policy ||
 				!strings.Contains(fmt.Sprint(errs[0]["error"]), "deadline exceeded") {
 				t.Fatalf("store error lines: %v", errs)
 			}
 			emf := strings.Split(strings.TrimSpace(metrics.String()), "\n")
-			if len(emf) != 2 || !strings.Contains(emf[0], `"Name":"`+gateway.MetricCounterStoreErrors+`","Unit":"Count"`) ||
+			if len(emf) != 2 || !strings.Contains(emf[0], `"Name":"`+record.MetricCounterStoreErrors+`","Unit":"Count"`) ||
 				!strings.Contains(emf[0], `"OnStoreError":"`+policy+`"`) || !strings.Contains(emf[0], `"Namespace":"fngate"`) {
 				t.Fatalf("metric lines: %q", emf)
 			}
@@ -638,7 +639,7 @@ models: {m: {routes: [{connection: mock, model: echo}]}}
 	if r.Status != 200 || r.Header.Get(gateway.HeaderLimitRequests) != "" {
 		t.Fatalf("%d, %s = %q", r.Status, gateway.HeaderLimitRequests, r.Header.Get(gateway.HeaderLimitRequests))
 	}
-	if lines := g.logs.Lines(t, gateway.MsgCounterStoreError); len(lines) != 0 {
+	if lines := g.logs.Lines(t, record.MsgCounterStoreError); len(lines) != 0 {
 		t.Fatalf("an unlimited key called the store: %v", lines)
 	}
 }

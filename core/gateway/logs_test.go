@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
+
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/openaifake"
@@ -33,7 +35,7 @@ func TestHugeUserLabelKeepsLogLinesUnderTheLimit(t *testing.T) {
 			t.Error("a cut log line shows the head of the provider key")
 		}
 	}
-	for _, msg := range []string{gateway.MsgAttempt, gateway.MsgRequest} {
+	for _, msg := range []string{record.MsgAttempt, record.MsgRequest} {
 		lines := g.logs.Lines(t, msg)
 		if len(lines) != 1 {
 			t.Fatalf("%d %s lines", len(lines), msg)
@@ -47,7 +49,7 @@ func TestHugeUserLabelKeepsLogLinesUnderTheLimit(t *testing.T) {
 			t.Errorf("%s line: labels.user = %.60q…, want its head and a cut marker", msg, u)
 		}
 	}
-	if a := g.logs.Lines(t, gateway.MsgAttempt)[0]; a["outcome"] != gateway.OutcomeOK {
+	if a := g.logs.Lines(t, record.MsgAttempt)[0]; a["outcome"] != record.OutcomeOK {
 		t.Errorf("attempt outcome %v", a["outcome"])
 	}
 }
@@ -71,7 +73,7 @@ func TestRefusalsAreLoggedWithKeyAndModel(t *testing.T) {
 		t.Fatalf("status %d", r.Status)
 	}
 	lines := g.logs.AfterRequests(t, 2)
-	reqs := gatewaytestLines(lines, gateway.MsgRequest)
+	reqs := gatewaytestLines(lines, record.MsgRequest)
 	if len(reqs) != 2 {
 		t.Fatalf("request lines: %v", reqs)
 	}
@@ -151,7 +153,7 @@ func TestAttemptLineNamesTheModelThatAnswered(t *testing.T) {
 		if r := g.Chat(t, `{"model":"m","max_completion_tokens":5,"stream":`+stream+`,"messages":[{"role":"user","content":"hi"}]}`, auth...); r.Status != 200 {
 			t.Fatalf("status %d: %s", r.Status, r.Body)
 		}
-		lines := gatewaytestLines(g.logs.AfterRequests(t, i+1), gateway.MsgAttempt)
+		lines := gatewaytestLines(g.logs.AfterRequests(t, i+1), record.MsgAttempt)
 		if got := lines[len(lines)-1]["response_model"]; got != "model-a-2025-01-01" {
 			t.Errorf("stream=%s: attempt line response_model = %v", stream, got)
 		}

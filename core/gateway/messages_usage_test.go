@@ -21,6 +21,7 @@ import (
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/bedrockfake"
@@ -261,14 +262,14 @@ func TestMessagesStartEstimateIsNeverLoggedChargedOrTraced(t *testing.T) {
 // attemptTraces is a tracer that keeps the record each attempt's trace ends with.
 type attemptTraces struct {
 	mu   sync.Mutex
-	ends []gateway.AttemptRecord
+	ends []record.Attempt
 }
 
-func (a *attemptTraces) Request(*http.Request, string) gateway.RequestTrace { return requestTrace{a} }
+func (a *attemptTraces) Request(*http.Request, string) record.RequestTrace { return requestTrace{a} }
 
 func (a *attemptTraces) Transport(next http.RoundTripper) http.RoundTripper { return next }
 
-func (a *attemptTraces) last(t *testing.T) gateway.AttemptRecord {
+func (a *attemptTraces) last(t *testing.T) record.Attempt {
 	t.Helper()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -280,10 +281,10 @@ func (a *attemptTraces) last(t *testing.T) gateway.AttemptRecord {
 
 type requestTrace struct{ a *attemptTraces }
 
-func (requestTrace) Decoded(*llm.Request)       {}
-func (requestTrace) TraceID() string            { return "" }
-func (requestTrace) End(*gateway.RequestRecord) {}
-func (r requestTrace) Attempt(ctx context.Context, _ *gateway.AttemptRecord) (context.Context, gateway.AttemptTrace) {
+func (requestTrace) Decoded(*llm.Request) {}
+func (requestTrace) TraceID() string      { return "" }
+func (requestTrace) End(*record.Request)  {}
+func (r requestTrace) Attempt(ctx context.Context, _ *record.Attempt) (context.Context, record.AttemptTrace) {
 	return ctx, attemptTrace(r)
 }
 
@@ -291,7 +292,7 @@ type attemptTrace struct{ a *attemptTraces }
 
 func (attemptTrace) Answer(*llm.Answer) {}
 func (attemptTrace) Delta(*llm.Delta)   {}
-func (t attemptTrace) End(rec *gateway.AttemptRecord) {
+func (t attemptTrace) End(rec *record.Attempt) {
 	t.a.mu.Lock()
 	t.a.ends = append(t.a.ends, *rec)
 	t.a.mu.Unlock()

@@ -9,9 +9,9 @@ import (
 	"github.com/fngate/fngate/core/llm"
 )
 
-// errorDoor picks the error shape of a request no door owns (the model list): Anthropic's for
-// Anthropic clients, OpenAI's for the rest.
-func errorDoor(r *http.Request) door {
+// modelsWire picks the error shape of a request no door owns (the model list): Anthropic's
+// for Anthropic clients, OpenAI's for the rest.
+func modelsWire(r *http.Request) wire {
 	if anthropicClient(r) {
 		return &messagesDoor{}
 	}
@@ -22,11 +22,12 @@ func errorDoor(r *http.Request) door {
 // (with its paging: limit, before_id, after_id) for a request that carries anthropic-version,
 // as Claude Code's gateway model discovery sends; in OpenAI's otherwise.
 func (g *Gateway) serveModels(w http.ResponseWriter, r *http.Request) {
-	d := errorDoor(r)
-	rc, ok := g.admit(w, r, d)
-	if !ok {
+	q := requestOf(g, w, r)
+	d := modelsWire(r)
+	if !q.admit(d) {
 		return
 	}
+	rc := &q.rc
 	names := make([]string, 0, len(g.names))
 	for _, name := range g.names {
 		if allowsModel(rc.key, name) {
@@ -101,11 +102,12 @@ func (g *Gateway) serveAnthropicModels(w http.ResponseWriter, r *http.Request, r
 
 // serveModel answers GET /v1/models/{id} (the SDKs' models.retrieve).
 func (g *Gateway) serveModel(w http.ResponseWriter, r *http.Request) {
-	d := errorDoor(r)
-	rc, ok := g.admit(w, r, d)
-	if !ok {
+	q := requestOf(g, w, r)
+	d := modelsWire(r)
+	if !q.admit(d) {
 		return
 	}
+	rc := &q.rc
 	name := r.PathValue("id")
 	if _, err := g.lookup(name, rc); err != nil {
 		d.writeError(w, rc, err)

@@ -10,70 +10,11 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
 
-// Attempt outcomes.
-const (
-	OutcomeOK           = "ok"
-	OutcomeFailover     = "failover"      // failed before output; the next route was tried
-	OutcomeError        = "error"         // failed; the client got the error
-	OutcomeClientClosed = "client_closed" // the client left; the upstream call was cancelled
-)
-
-// Log messages. Remediation rules and log filters match MsgProviderError: keep it.
-const (
-	MsgAttempt       = "attempt"
-	MsgProviderError = "provider_error"
-	MsgRequest       = "request"
-	// MsgImpossibleUsage (WARN) names a usage count the upstream reported that no real answer
-	// has (negative, above 2^31-1, more cached tokens than the prompt): it was treated as
-	// unreported, left out of the client's usage and of the cost.
-	MsgImpossibleUsage = "impossible_usage"
-)
-
-// AttemptRecord is one attempt on one route: what the attempt log line holds and what
-// OnAttempt receives.
-type AttemptRecord struct {
-	Time          time.Time
-	RequestID     string
-	Endpoint      string // chat | completions | messages | count_tokens | embeddings
-	Model         string // gateway model
-	Route         string // connection/upstream-model
-	Connection    string
-	Provider      string // connection kind
-	UpstreamModel string
-	Residency     string
-	Attempt       int // 1-based
-	Stream        bool
-	Outcome       string
-	Status        int // upstream HTTP status, 0 when none
-	ErrorClass    string
-	ErrorCode     string
-	ErrorMessage  string
-	Usage         llm.Usage
-	CostUSD       *float64
-	Latency       time.Duration
-	TTFT          time.Duration // streams: time to the first content, 0 when none
-	Labels        []slog.Attr
-	// Stop is why the answer ended, as far as the client was sent it; "" when it did not.
-	Stop llm.StopReason
-	// ResponseModel is the model the upstream says answered, "" when it does not say.
-	ResponseModel string
-	// Transport is "websocket" for a response.create of the Responses API's WebSocket mode,
-	// "" for an HTTP request.
-	Transport string
-
-	impossible []llm.ImpossibleCount // usage counts dropped, logged with the attempt
-	trace      AttemptTrace          // nil: not traced
-	outChars   int                   // characters of output the client was sent, for estimates
-	embedded   bool                  // an embeddings answer: charged its input estimate when unreported
-}
-
-// Failed reports whether the attempt was a provider failure.
-func (a *AttemptRecord) Failed() bool { return a.ErrorClass != "" }
-
-func (g *Gateway) newAttempt(rc *requestCtx, rt *route, n int) *AttemptRecord {
-	return &AttemptRecord{
+func (g *Gateway) newAttempt(rc *requestCtx, rt *route, n int) *record.Attempt {
+	return &record.Attempt{
 		Time:          g.now(),
 		RequestID:     rc.id,
 		Endpoint:      rc.endpoint,
@@ -90,7 +31,7 @@ func (g *Gateway) newAttempt(rc *requestCtx, rt *route, n int) *AttemptRecord {
 	}
 }
 
-func (a *AttemptRecord) setError(pe *providers.Error) {
+func setError(a *record.Attempt, pe *providers.Error) {
 	a.Status = pe.Status
 	a.ErrorClass = string(pe.Class)
 	a.ErrorCode = pe.Code
@@ -100,12 +41,13 @@ func (a *AttemptRecord) setError(pe *providers.Error) {
 // setUsage records the attempt's usage and its cost; each attempt is charged on its own, to
 // the key's counters too. Every provider's usage, streamed or not, passes here before the
 // client or a log line sees it, so this is where impossible counts are dropped.
-func (g *Gateway) setUsage(a *AttemptRecord, u *llm.Usage, m *model, rc *requestCtx) {
+func (g *Gateway) setUsage(at *attempt, u *llm.Usage, m *model, rc *requestCtx) {
 	if u == nil {
 		return
 	}
-	a.impossible = append(a.impossible, u.DropImpossible()...)
-	rc.charge(a, u, m)
+	a := at.rec
+	at.impossible = append(at.impossible, u.DropImpossible()...)
+	rc.charge(at, u, m)
 	if !u.Reported() {
 		return
 	}
@@ -148,9 +90,10 @@ func cost(p *config.Price, u *llm.Usage) (float64, bool) {
 	return usd, true
 }
 
-func (g *Gateway) logAttempt(a *AttemptRecord) {
-	for _, c := range a.impossible {
-		g.log.LogAttrs(context.Background(), slog.LevelWarn, MsgImpossibleUsage,
+func (g *Gateway) logAttempt(at *attempt) {
+	a := at.rec
+	for _, c := range at.impossible {
+		g.log.LogAttrs(context.Background(), slog.LevelWarn, record.MsgImpossibleUsage,
 			slog.String("request_id", a.RequestID),
 			slog.String("model", a.Model),
 			slog.String("route", a.Route),
@@ -187,8 +130,11 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 	if a.TTFT > 0 {
 		attrs = append(attrs, slog.Float64("ttft_ms", ms(a.TTFT)))
 	}
-	if a.ErrorClass != "" {
+	switch {
+	case a.ErrorClass != "":
 		attrs = append(attrs, slog.String("error_class", a.ErrorClass), slog.String("error_code", a.ErrorCode), slog.String("error_message", a.ErrorMessage))
+	case a.ErrorCode != "": // the gateway's own end of the attempt (function_timeout), no provider's failure
+		attrs = append(attrs, slog.String("error_code", a.ErrorCode), slog.String("error_message", a.ErrorMessage))
 	}
 	if a.Usage.Reported() {
 		attrs = append(attrs, slog.Any("usage", usageAttrs(&a.Usage)))
@@ -199,12 +145,12 @@ func (g *Gateway) logAttempt(a *AttemptRecord) {
 	if len(a.Labels) > 0 {
 		attrs = append(attrs, slog.Attr{Key: "labels", Value: slog.GroupValue(a.Labels...)})
 	}
-	level, msg := slog.LevelInfo, MsgAttempt
+	level, msg := slog.LevelInfo, record.MsgAttempt
 	if a.Failed() {
-		level, msg = slog.LevelError, MsgProviderError
+		level, msg = slog.LevelError, record.MsgProviderError
 	}
 	g.log.LogAttrs(context.Background(), level, msg, attrs...)
-	endAttemptTrace(a)
+	at.endTrace()
 	if g.onAttempt != nil {
 		g.onAttempt(a)
 	}
@@ -247,7 +193,7 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 		attrs = append(attrs, slog.String("route", route))
 	}
 	if rc.socket != "" {
-		attrs = append(attrs, slog.String("transport", TransportWebSocket), slog.String("websocket_id", rc.socket))
+		attrs = append(attrs, slog.String("transport", record.TransportWebSocket), slog.String("websocket_id", rc.socket))
 	}
 	if rc.ttft > 0 {
 		attrs = append(attrs, slog.Float64("ttft_ms", ms(rc.ttft)))
@@ -280,7 +226,7 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 			attrs = append(attrs, slog.String("trace_id", id))
 		}
 	}
-	g.log.LogAttrs(context.Background(), slog.LevelInfo, MsgRequest, attrs...)
+	g.log.LogAttrs(context.Background(), slog.LevelInfo, record.MsgRequest, attrs...)
 	rc.endTrace(now, status, route, oe)
 }
 

@@ -27,90 +27,32 @@ const statusClientClosed = 499
 
 // door returns the handler of a front door: newDoor makes the door value of one request.
 func (g *Gateway) door(newDoor func() door) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		d := newDoor()
-		rc, ok := g.admit(w, r, d)
-		if !ok {
-			return
-		}
-		tw := &trackingWriter{ResponseWriter: w}
-		defer g.recoverPanic(tw, d, rc)
-		body, release, ok := g.receive(tw, r, d, rc)
-		if !ok {
-			return
-		}
-		defer release()
-		g.serve(tw, r, d, rc, body)
-	}
+	return g.handle(func() wire { return newDoor() }, (*request).serveDoor)
 }
 
-// serve answers a request whose body is in and whose slot is taken: decode, model, limits,
-// plan, then the answer or the stream. The Responses API's WebSocket mode serves each of its
-// response.create messages here too (socket.go), so both transports run one pipeline.
-func (g *Gateway) serve(tw *trackingWriter, r *http.Request, d door, rc *requestCtx, body []byte) {
-	req, m, ok := g.prepare(tw, r, d, rc, body)
-	if !ok {
+// serveDoor answers a door's request whose body is in and whose slot is taken: decode, model,
+// limits, plan, then the answer or the stream. The Responses API's WebSocket mode serves each
+// of its response.create messages here too (socket.go), so both transports run one pipeline.
+func (q *request) serveDoor(body []byte) {
+	if !q.prepare(body) {
 		return
 	}
+	req, rc := q.req, &q.rc
 	rc.inputEstimate = estimateTokens(req)
-	if !g.admitLimits(tw, r, d, rc, m, rc.inputEstimate, m.reservedOutput(req)) {
+	if !q.admitLimits(rc.inputEstimate, q.m.reservedOutput(req)) {
 		return
 	}
-	defer g.settle(rc)
-	routes, oe := g.plan(m, req, rc)
+	defer q.g.settle(rc)
+	routes, oe := q.g.plan(q.m, req, rc)
 	if oe != nil {
-		g.refuse(tw, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
 	if req.Stream {
-		g.stream(tw, r, d, rc, m, req, routes)
+		q.stream(routes)
 		return
 	}
-	g.answer(tw, r, d, rc, m, req, routes)
-}
-
-// admit starts a request: its id and its key. When ok is false the client has been
-// answered.
-func (g *Gateway) admit(w http.ResponseWriter, r *http.Request, d door) (rc *requestCtx, ok bool) {
-	rc = &requestCtx{start: time.Now(), now: g.now, id: requestID(r), endpoint: d.endpoint()}
-	g.startTrace(r, rc)
-	h := w.Header()
-	h.Set("X-Request-Id", rc.id)
-	if _, anthropic := d.(*messagesDoor); anthropic {
-		h.Set("Request-Id", rc.id) // the header Anthropic's SDKs read into their errors
-	}
-	key, oe := g.authenticate(r)
-	if oe != nil {
-		g.refuse(w, d, rc, oe)
-		return nil, false
-	}
-	rc.key = key
-	return rc, true
-}
-
-// receive reads the request body, then takes one of the instance's in-flight slots for the
-// work the request makes it do; the caller calls release when that is done. When either fails
-// the client has its answer and ok is false.
-//
-// The slot is taken only once the body is in. A client that trickles its body (a byte every
-// few seconds) then holds a goroutine and what it has sent so far, bounded by max_body_bytes
-// and body_read_timeout, but never a slot: otherwise as many such clients as there are slots
-// would turn everyone else away with 429s, and by reconnecting keep doing so whatever the
-// timeout. Memory is not what the slot guards (a slot taken first would bound bodies only as
-// max_in_flight × max_body_bytes, gigabytes at the defaults); it bounds decoding and upstream
-// work, which start here. Only clients with a valid key get this far.
-func (g *Gateway) receive(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx) (body []byte, release func(), ok bool) {
-	body, oe := g.readBody(w, r)
-	if oe != nil {
-		g.refuse(w, d, rc, oe)
-		return nil, nil, false
-	}
-	release, oe = g.slot()
-	if oe != nil {
-		g.refuse(w, d, rc, oe)
-		return nil, nil, false
-	}
-	return body, release, true
+	q.answer(routes)
 }
 
 // slot takes one of the instance's in-flight slots, or answers 429 gateway_busy.
@@ -123,31 +65,32 @@ func (g *Gateway) slot() (release func(), oe *llm.Error) {
 	return func() { g.inFlight.Add(-1) }, nil
 }
 
-// prepare decodes the body and finds the model. When ok is false the client has been
-// answered and the request logged.
-func (g *Gateway) prepare(w http.ResponseWriter, r *http.Request, d door, rc *requestCtx, body []byte) (*llm.Request, *model, bool) {
-	req, oe := d.decode(r, rc, body, decoding{limits: g.limits, profile: g.profile(rc.key)})
+// prepare decodes the body with the request's door and finds the model. When it reports false
+// the client has been answered and the request logged.
+func (q *request) prepare(body []byte) bool {
+	d, rc := q.wire.(door), &q.rc
+	req, oe := d.decode(q.r, rc, body, decoding{limits: q.g.limits, profile: q.g.profile(rc.key)})
 	if oe != nil {
 		rc.model = modelAskedFor(body)
-		g.refuse(w, d, rc, oe)
-		return nil, nil, false
+		q.refuse(oe)
+		return false
 	}
 	rc.model, rc.stream = req.Model, req.Stream
 	rc.labels = labels(req, rc)
 	rc.traceDecoded(req)
-	m, oe := g.lookup(req.Model, rc)
+	m, oe := q.g.lookup(req.Model, rc)
 	if oe == nil {
 		oe = m.servesChat()
 	}
+	if oe == nil {
+		oe = m.checkOutputMax(req, d)
+	}
 	if oe != nil {
-		g.refuse(w, d, rc, oe)
-		return nil, nil, false
+		q.refuse(oe)
+		return false
 	}
-	if oe := m.checkOutputMax(req, d); oe != nil {
-		g.refuse(w, d, rc, oe)
-		return nil, nil, false
-	}
-	return req, m, true
+	q.m, q.req = m, req
+	return true
 }
 
 // modelAskedFor reads the model a body that failed to decode asked for, for its log line; ""
@@ -158,12 +101,6 @@ func modelAskedFor(body []byte) string {
 	}
 	_ = json.Unmarshal(body, &v)
 	return v.Model
-}
-
-// refuse answers a request the gateway turns down before any attempt.
-func (g *Gateway) refuse(w http.ResponseWriter, d door, rc *requestCtx, oe *llm.Error) {
-	d.writeError(w, rc, oe)
-	g.logRequest(rc, oe.Status, "", oe)
 }
 
 // errBodyTimeout is a body that did not arrive within body_read_timeout.
@@ -337,48 +274,3 @@ func (g *Gateway) setRouteHeaders(w http.ResponseWriter, rc *requestCtx, rt *rou
 	h.Set(HeaderAttempts, strconv.Itoa(rc.attempts))
 	h.Set(HeaderOverhead, strconv.FormatFloat(ms(rc.overhead(time.Now())), 'f', 3, 64))
 }
-
-// recoverPanic keeps a bug in one request from taking the instance down: a 500 before any
-// output, an in-band error event after it.
-func (g *Gateway) recoverPanic(w *trackingWriter, d door, rc *requestCtx) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	g.log.Error("panic", slog.String("request_id", rc.id), slog.String("panic", fmt.Sprint(v)))
-	e := &llm.Error{Status: http.StatusInternalServerError, Type: llm.TypeServer, Code: "internal_error",
-		Message: "the gateway failed while handling this request"}
-	rc.endTrace(time.Now(), e.Status, "", e)
-	if !w.wrote {
-		d.writeError(w, rc, e)
-		return
-	}
-	if w.events != nil {
-		_, _ = w.Write(w.events.fail(nil, e))
-		_ = flush(w)
-	}
-}
-
-// trackingWriter remembers whether output began, and the stream's encoder once it did, so a
-// recovered panic answers correctly.
-type trackingWriter struct {
-	http.ResponseWriter
-	wrote  bool
-	events encoder
-}
-
-func (t *trackingWriter) WriteHeader(code int) {
-	t.wrote = true
-	t.ResponseWriter.WriteHeader(code)
-}
-
-func (t *trackingWriter) Write(b []byte) (int, error) {
-	t.wrote = true
-	return t.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the platform's writer (for Flush).
-func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }

@@ -22,6 +22,7 @@ import (
 	"github.com/fngate/fngate/core/jsonx"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/responsestore"
 )
 
@@ -37,14 +38,6 @@ import (
 // /v1/responses runs. socketWriter is the only adapter: the stream code writes the
 // Responses door's server-sent events to it as it would to an HTTP client, and it sends each
 // event's data as one message.
-
-// TransportWebSocket names the WebSocket mode in log lines (transport) and traces
-// (fngate.transport).
-const TransportWebSocket = "websocket"
-
-// MsgWebSocket (INFO) is one WebSocket connection, logged when it closes: its id, key, the
-// number of messages it carried, how long it lasted and why it closed.
-const MsgWebSocket = "websocket"
 
 // sockets are the WebSocket mode's settings (Options.WebSockets and limits.websocket_*) and
 // its open connections, which a server's shutdown does not see (CloseWebSockets).
@@ -132,23 +125,22 @@ func (g *Gateway) serveResponsesSocket(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, r, http.MethodPost)
 		return
 	}
-	rc := &requestCtx{start: time.Now(), now: g.now, id: requestID(r), endpoint: "responses"}
-	w.Header().Set("X-Request-Id", rc.id)
-	d := &responsesDoor{g: g}
-	key, oe := g.authenticate(r)
-	if oe == nil {
-		oe = g.checkHandshake(r)
+	// The upgrade is not traced: each response.create on the connection is.
+	q := requestOf(g, w, r)
+	q.open(&responsesDoor{g: g}, requestID(r))
+	if !q.authenticate() {
+		return
 	}
-	rc.key = key
-	if oe != nil {
-		g.refuse(w, d, rc, oe)
+	rc, key := &q.rc, q.rc.key
+	if oe := g.checkHandshake(r); oe != nil {
+		q.refuse(oe)
 		return
 	}
 	// checkHandshake has checked the Origin: the library's check would answer in plain text.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		// Accept has answered: the platform's writer cannot hand over its connection.
-		g.logRequest(rc, http.StatusNotImplemented, "", &llm.Error{Status: http.StatusNotImplemented, Type: llm.TypeServer,
+		q.done(http.StatusNotImplemented, "", &llm.Error{Status: http.StatusNotImplemented, Type: llm.TypeServer,
 			Code: "websocket_unavailable", Message: err.Error()})
 		return
 	}
@@ -350,7 +342,7 @@ func (s *socket) end() {
 	if s.key != nil {
 		attrs = append(attrs, slog.String("key", s.key.Name))
 	}
-	s.g.log.LogAttrs(context.Background(), slog.LevelInfo, MsgWebSocket, attrs...)
+	s.g.log.LogAttrs(context.Background(), slog.LevelInfo, record.MsgWebSocket, attrs...)
 }
 
 // reader reads the client's messages into s.in until the connection ends. A message larger
@@ -395,56 +387,55 @@ func (s *socket) respond(m inbound) {
 	s.messages++
 	g := s.g
 	d := &responsesDoor{g: g, socket: s}
-	rc := &requestCtx{start: time.Now(), now: g.now, id: "req_" + randomID(24), endpoint: "responses", key: s.key, socket: s.id}
-	g.startTrace(s.req, rc)
 	w := s.writer()
 	defer w.done()
-	w.h.Set("X-Request-Id", rc.id)
-	tw := &trackingWriter{ResponseWriter: w}
-	defer g.recoverPanic(tw, d, rc)
+	q := newRequest(g, w, s.req)
+	defer q.recover()
+	q.open(d, "req_"+randomID(24))
+	rc := &q.rc
+	rc.key, rc.socket = s.key, s.id
+	g.startTrace(s.req, rc)
 	c, oe := parseCreate(m, g.sockets.maxMessage)
 	defer s.remember(d, c.previous)
 	if oe != nil {
 		rc.model = c.model
-		g.refuse(tw, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
 	release, oe := g.slot()
 	if oe != nil {
 		rc.model = c.model
-		g.refuse(tw, d, rc, oe)
+		q.refuse(oe)
 		return
 	}
 	defer release()
 	if !c.generate {
 		d.warmUp = true
-		s.warmUp(tw, d, rc, c.body)
+		q.warmUp(c.body)
 		return
 	}
-	g.serve(tw, s.req, d, rc, c.body)
+	q.serveDoor(c.body)
 }
 
 // warmUp answers a response.create with generate: false, which Codex sends as a session
 // starts so that its first turn need only add to it: the request is decoded and planned like
 // any other (its mistakes show now), and answered as a completed response with no output and
 // no usage, which the next turn continues. No model is called, so nothing is charged.
-func (s *socket) warmUp(tw *trackingWriter, d *responsesDoor, rc *requestCtx, body []byte) {
-	g := s.g
-	req, m, ok := g.prepare(tw, s.req, d, rc, body)
-	if !ok {
+func (q *request) warmUp(body []byte) {
+	if !q.prepare(body) {
 		return
 	}
-	if _, oe := g.plan(m, req, rc); oe != nil {
-		g.refuse(tw, d, rc, oe)
+	if _, oe := q.g.plan(q.m, q.req, &q.rc); oe != nil {
+		q.refuse(oe)
 		return
 	}
-	enc := d.encoder(rc)
+	enc := q.wire.(door).encoder(&q.rc)
 	zero := 0
 	b := enc.start(make([]byte, 0, 1024), nil)
 	b = enc.end(b, &llm.Usage{InputTokens: &zero, OutputTokens: &zero})
-	tw.WriteHeader(http.StatusOK)
-	_, _ = tw.Write(b)
-	g.logRequest(rc, http.StatusOK, "", nil)
+	q.w.WriteHeader(http.StatusOK)
+	_, _ = q.w.Write(b)
+	q.done(http.StatusOK, "", nil)
 }
 
 // lastResponse is the connection's last response when id names it.
@@ -760,10 +751,10 @@ func sseEvent(ev []byte) (name, data []byte) {
 	return name, data
 }
 
-// transport names how the request came: TransportWebSocket, or "" for HTTP.
+// transport names how the request came: record.TransportWebSocket, or "" for HTTP.
 func (rc *requestCtx) transport() string {
 	if rc.socket != "" {
-		return TransportWebSocket
+		return record.TransportWebSocket
 	}
 	return ""
 }

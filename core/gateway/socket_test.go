@@ -14,6 +14,7 @@ import (
 
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
@@ -47,7 +48,7 @@ func withLimit(cfg, setting string) string {
 func requestLines(t *testing.T, g *testGateway, n int) []map[string]any {
 	t.Helper()
 	g.logs.AfterRequests(t, n)
-	return g.logs.Lines(t, gateway.MsgRequest)
+	return g.logs.Lines(t, record.MsgRequest)
 }
 
 // lookupTool is a function tool the mock's tools model calls.
@@ -106,7 +107,7 @@ func TestWebSocketResponseCarriesTheStreamsEvents(t *testing.T) {
 		t.Errorf("attempt line %v", a)
 	}
 	_ = s.Conn.Close(websocket.StatusNormalClosure, "")
-	c := g.logs.WaitLines(t, gateway.MsgWebSocket, 1)[0]
+	c := g.logs.WaitLines(t, record.MsgWebSocket, 1)[0]
 	if c["messages"] != float64(1) || c["key"] != "app" || c["websocket_id"] != s.Header.Get("X-Request-Id") {
 		t.Errorf("connection line %v", c)
 	}
@@ -272,7 +273,7 @@ func TestWebSocketOversizedMessageClosesOnlyItsConnection(t *testing.T) {
 		t.Errorf("a message under the limit: %v", turn.Types)
 	}
 	var logged bool
-	for _, l := range g.logs.Lines(t, gateway.MsgRequest) {
+	for _, l := range g.logs.Lines(t, record.MsgRequest) {
 		logged = logged || l["status"] == float64(413) && l["transport"] == "websocket"
 	}
 	if !logged {
@@ -436,7 +437,7 @@ func TestWebSocketClientLeavingCancelsItsResponse(t *testing.T) {
 	}
 	_ = s.Conn.CloseNow()
 	a := g.logs.Attempts(t, 1)[0]
-	if a["outcome"] != gateway.OutcomeClientClosed {
+	if a["outcome"] != record.OutcomeClientClosed {
 		t.Errorf("attempt %v", a)
 	}
 	if r := requestLines(t, g, 1)[0]; r["status"] != float64(499) {
@@ -458,7 +459,7 @@ func TestWebSocketIdleAndLifetimeLimits(t *testing.T) {
 		if code != websocket.StatusNormalClosure || !strings.Contains(reason, "limits.websocket_idle_timeout") {
 			t.Errorf("closed with %v %q", code, reason)
 		}
-		if c := g.logs.WaitLines(t, gateway.MsgWebSocket, 1)[0]; !strings.Contains(c["closed"].(string), "idle") {
+		if c := g.logs.WaitLines(t, record.MsgWebSocket, 1)[0]; !strings.Contains(c["closed"].(string), "idle") {
 			t.Errorf("connection line %v", c)
 		}
 	})
@@ -528,7 +529,7 @@ func TestWebSocketHandshakeRefusals(t *testing.T) {
 	if r.Status != http.StatusUpgradeRequired {
 		t.Errorf("a handshake without Upgrade: %d %s", r.Status, r.Body)
 	}
-	if got := len(off.logs.Lines(t, gateway.MsgRequest)); got < 3 {
+	if got := len(off.logs.Lines(t, record.MsgRequest)); got < 3 {
 		t.Errorf("%d request lines for the refused handshakes", got)
 	}
 }
@@ -577,7 +578,7 @@ func TestCloseWebSocketsLetsResponsesFinish(t *testing.T) {
 		if err := g.Gateway.CloseWebSockets(short); err != context.DeadlineExceeded {
 			t.Errorf("CloseWebSockets: %v", err)
 		}
-		if a := g.logs.Attempts(t, 1)[0]; a["outcome"] != gateway.OutcomeClientClosed {
+		if a := g.logs.Attempts(t, 1)[0]; a["outcome"] != record.OutcomeClientClosed {
 			t.Errorf("the cut response's attempt %v", a)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/record"
 )
 
 // errNoContent is a stream that ended properly but said nothing at all.
@@ -19,13 +20,12 @@ var errNoContent = &providers.Error{Class: providers.StreamBroken, Message: "the
 // failed attempt's encoder, with whatever it held, is dropped. That first delta commits the
 // stream: the 200 and the SSE headers go out, and from then on a failure ends the stream with
 // the door's error event and no proper end.
-func (g *Gateway) stream(w *trackingWriter, r *http.Request, d door, rc *requestCtx, m *model, req *llm.Request, routes []*route) {
-	for i, rt := range routes {
-		a := g.begin(r, rc, m, rt, i)
-		enc := d.encoder(rc)
-		var usage llm.Usage
-		var first llm.Delta
-		st, err := rt.provider.Stream(a.ctx, req, rt.target)
+func (q *request) stream(routes []*route) {
+	d := q.wire.(door)
+	q.failover(routes, false, func(a *attempt) *providers.Error {
+		s := &streaming{attempt: a, enc: d.encoder(&q.rc)}
+		a.usage = &s.usage
+		st, err := a.rt.provider.Stream(a.ctx, q.req, a.rt.target)
 		for err == nil {
 			var dl llm.Delta
 			if dl, err = st.Next(); err != nil {
@@ -34,62 +34,65 @@ func (g *Gateway) stream(w *trackingWriter, r *http.Request, d door, rc *request
 				}
 				break
 			}
-			usage.Merge(dl.Usage)
+			s.usage.Merge(dl.Usage)
 			if d.visible(&dl) {
-				first = dl
+				s.first = dl
 				break
 			}
-			enc.hold(&dl)
+			s.enc.hold(&dl)
 		}
 		waited := a.arrived()
-		rc.upstream += waited
-
+		q.rc.upstream += waited
 		if err == nil {
 			a.rec.TTFT = waited
-			rc.ttft = time.Since(rc.start)
-			g.committed(w, r, d, rc, m, a, enc, st, &first, &usage)
-			return
+			q.rc.ttft = time.Since(q.rc.start)
+			s.st = st
+			q.committed(s)
+			return nil
 		}
-
 		if st != nil {
 			st.Close()
 		}
-		pe := a.failure(err)
-		a.end()
 		a.rec.Latency = waited
-		g.setUsage(a.rec, &usage, m, rc)
-		if !g.failedBeforeOutput(w, r, d, rc, rt, a.rec, pe, i+1 < len(routes)) {
-			return
-		}
-	}
+		return a.failure(err)
+	})
+}
+
+// streaming is a streamed attempt once it has its first visible delta: the door's encoder of
+// its events, the upstream stream, and the usage reported so far.
+type streaming struct {
+	*attempt
+	enc   encoder
+	st    llm.Stream
+	first llm.Delta
+	usage llm.Usage
 }
 
 // committed sends the stream of a committed attempt to its end.
-func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requestCtx, m *model, a *attempt,
-	enc encoder, st llm.Stream, first *llm.Delta, usage *llm.Usage) {
-	defer a.end()
-	defer st.Close()
+func (q *request) committed(s *streaming) {
+	defer s.st.Close()
+	a, d, w := s.attempt, q.wire.(door), &q.w
 	committed := time.Now()
-	rt := a.rt
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	g.setRouteHeaders(w, rc, rt)
-	w.events = enc
+	q.g.setRouteHeaders(w, &q.rc, a.rt)
+	w.events = s.enc
 	w.WriteHeader(http.StatusOK)
 
 	sw := newSSEWriter(w, a.deadline)
+	st := s.st
 	pending, _ := st.(llm.Pending)
 	var calls toolCalls
-	calls.delta(first)
-	a.sent(first)
-	a.rec.outChars += outputChars(first)
-	sw.buf = enc.start(sw.buf[:0], first)
-	werr := sw.write(enc.delta(sw.buf, first))
+	calls.delta(&s.first)
+	a.sent(&s.first)
+	a.outChars += outputChars(&s.first)
+	sw.buf = s.enc.start(sw.buf[:0], &s.first)
+	werr := sw.write(s.enc.delta(sw.buf, &s.first))
 
-	idleAfter := m.timeouts.Idle.D()
+	idleAfter := q.m.timeouts.Idle.D()
 	idle := time.AfterFunc(idleAfter, func() { a.cancel(providers.ErrIdleTimeout) })
 	idle.Stop()
 	defer idle.Stop()
@@ -112,7 +115,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 			idle.Reset(idleAfter)
 			tn := time.Now()
 			dl, err = st.Next()
-			rc.upstream += time.Since(tn)
+			q.rc.upstream += time.Since(tn)
 			idle.Stop()
 		}
 		if err == io.EOF {
@@ -120,7 +123,7 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 			// gets out the calls held for their names.
 			if rest := calls.release(nil); len(rest) > 0 {
 				dl = llm.Delta{ToolCalls: rest}
-				werr = sw.write(enc.delta(sw.buf[:0], &dl))
+				werr = sw.write(s.enc.delta(sw.buf[:0], &dl))
 			}
 			break
 		}
@@ -128,38 +131,46 @@ func (g *Gateway) committed(w *trackingWriter, r *http.Request, d door, rc *requ
 			failed = a.failure(err)
 			break
 		}
-		usage.Merge(dl.Usage)
+		s.usage.Merge(dl.Usage)
 		if d.visible(&dl) || dl.Raw != nil {
 			calls.delta(&dl)
 			a.sent(&dl)
-			a.rec.outChars += outputChars(&dl)
-			werr = sw.write(enc.delta(sw.buf[:0], &dl))
+			a.outChars += outputChars(&dl)
+			werr = sw.write(s.enc.delta(sw.buf[:0], &dl))
 		}
 	}
 	a.rec.Latency = a.rec.TTFT + time.Since(committed)
 	a.streamed(st)
-	g.setUsage(a.rec, usage, m, rc)
+	q.endStream(s, sw, werr, failed)
+}
 
+// endStream ends a committed stream: the door's proper end when the upstream's came, its
+// error event when the upstream failed or the time limit came, nothing more for a client that
+// left; then the attempt and the request.
+func (q *request) endStream(s *streaming, sw *sseWriter, werr error, failed *providers.Error) {
+	a, rt := s.attempt, s.rt
+	a.charge()
 	switch {
-	case werr != nil || clientGone(r.Context()):
-		a.rec.Outcome = OutcomeClientClosed
-		g.logAttempt(a.rec)
-		g.logRequest(rc, statusClientClosed, rt.id, nil)
+	case q.timeUp():
+		_ = sw.send(s.enc.fail(sw.buf[:0], errFunctionTimeout))
+		a.rec.ErrorCode, a.rec.ErrorMessage = errFunctionTimeout.Code, errFunctionTimeout.Message
+		a.finish(record.OutcomeError, nil)
+		q.done(http.StatusOK, rt.id, errFunctionTimeout)
+	case werr != nil || q.clientGone():
+		a.finish(record.OutcomeClientClosed, nil)
+		q.done(statusClientClosed, rt.id, nil)
 	case failed != nil:
 		oe := failed.ClientError()
-		_ = sw.send(enc.fail(sw.buf[:0], oe))
-		a.rec.setError(failed)
-		a.rec.Outcome = OutcomeError
-		g.logAttempt(a.rec)
-		g.logRequest(rc, http.StatusOK, rt.id, oe)
+		_ = sw.send(s.enc.fail(sw.buf[:0], oe))
+		a.finish(record.OutcomeError, failed)
+		q.done(http.StatusOK, rt.id, oe)
 	default:
-		werr = sw.send(enc.end(sw.buf[:0], usage))
-		a.rec.Outcome = OutcomeOK
-		if werr != nil {
-			a.rec.Outcome = OutcomeClientClosed
+		outcome := record.OutcomeOK
+		if sw.send(s.enc.end(sw.buf[:0], &s.usage)) != nil {
+			outcome = record.OutcomeClientClosed
 		}
-		g.logAttempt(a.rec)
-		g.logRequest(rc, http.StatusOK, rt.id, nil)
+		a.finish(outcome, nil)
+		q.done(http.StatusOK, rt.id, nil)
 	}
 }
 

@@ -7,19 +7,28 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/record"
 )
 
 // traceHooksOnce runs every tracing hook of one streamed request with one attempt, in the
 // order the gateway calls them, on g. The request's and the attempt's state are the caller's:
 // the gateway allocates them whether it traces or not.
-func traceHooksOnce(g *Gateway, r *http.Request, rc *requestCtx, a *attempt, req *llm.Request, d *llm.Delta, st llm.Stream) {
+func traceHooksOnce(g *Gateway, r *http.Request, a *attempt, req *llm.Request, d *llm.Delta, st llm.Stream) {
+	rc := &a.q.rc
 	g.startTrace(r, rc)
 	rc.traceDecoded(req)
-	a.ctx = rc.traceAttempt(r.Context(), a.rec)
+	a.ctx = a.startTrace(r.Context())
 	a.sent(d)
 	a.streamed(st)
-	endAttemptTrace(a.rec)
+	a.endTrace()
 	rc.endTrace(rc.start, http.StatusOK, "route", nil)
+}
+
+// untracedAttempt is the request and attempt state the gateway allocates whether it traces
+// or not.
+func untracedAttempt(g *Gateway) *attempt {
+	q := &request{g: g, rc: requestCtx{id: "req_x", endpoint: "chat", start: time.Now()}}
+	return &attempt{q: q, rec: &record.Attempt{}}
 }
 
 // Tracing off is the default and must cost the hot path nothing: no allocation, and the
@@ -29,11 +38,11 @@ func TestTracingOffCostsNothing(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 	req := &llm.Request{Model: "m", Stream: true}
 	d := &llm.Delta{Text: "token", Stop: llm.StopEnd}
-	rc, a := &requestCtx{id: "req_x", endpoint: "chat", start: time.Now()}, &attempt{rec: &AttemptRecord{}}
-	if n := testing.AllocsPerRun(1000, func() { traceHooksOnce(g, r, rc, a, req, d, nil) }); n != 0 {
+	a := untracedAttempt(g)
+	if n := testing.AllocsPerRun(1000, func() { traceHooksOnce(g, r, a, req, d, nil) }); n != 0 {
 		t.Errorf("the tracing hooks of one request allocate %v times with tracing off", n)
 	}
-	if ctx := rc.traceAttempt(r.Context(), &AttemptRecord{}); ctx != r.Context() {
+	if ctx := untracedAttempt(g).startTrace(r.Context()); ctx != r.Context() {
 		t.Error("an untraced attempt's context is not the request's")
 	}
 }
@@ -45,9 +54,9 @@ func BenchmarkTraceHooksOff(b *testing.B) {
 	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
 	req := &llm.Request{Model: "m", Stream: true}
 	d := &llm.Delta{Text: "token"}
-	rc, a := &requestCtx{id: "req_x", endpoint: "chat", start: time.Now()}, &attempt{rec: &AttemptRecord{}}
+	a := untracedAttempt(g)
 	b.ReportAllocs()
 	for b.Loop() {
-		traceHooksOnce(g, r, rc, a, req, d, nil)
+		traceHooksOnce(g, r, a, req, d, nil)
 	}
 }

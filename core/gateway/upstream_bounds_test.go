@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/openaifake"
 )
@@ -164,7 +164,7 @@ func TestImpossibleUsageIsUnreported(t *testing.T) {
 						if !reflect.DeepEqual(l["usage"], logUsage(want)) {
 							t.Errorf("%s line usage %v, want %v", l["msg"], l["usage"], logUsage(want))
 						}
-					case gateway.MsgImpossibleUsage:
+					case record.MsgImpossibleUsage:
 						if l["level"] != "WARN" || l["route"] != "a/model-a" {
 							t.Errorf("impossible_usage line %v", l)
 						}

@@ -8,22 +8,25 @@ import (
 	"strconv"
 
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/record"
 )
 
 // Class is the kind of an upstream failure. It decides failover, the client's status and what
-// the remediation handlers do. The names are logged and matched by event rules: keep them.
-type Class string
+// the remediation handlers do. The classes are defined in core/record, beside the records
+// that log them, so the handlers that act on them read the same names.
+type Class = record.ErrorClass
 
+// The classes, as the providers classify their failures.
 const (
-	RateLimited  Class = "rate_limited" // 429: busy, keep Retry-After
-	Overloaded   Class = "overloaded"   // Anthropic 529 and the like: busy
-	Unavailable  Class = "unavailable"  // 5xx, connection refused or reset
-	Timeout      Class = "timeout"      // no first byte in time, 408, 504
-	Auth         Class = "auth"         // our provider credentials were refused
-	NotFound     Class = "not_found"    // the provider does not know the model
-	Unsupported  Class = "unsupported"  // the provider cannot serve this operation
-	BadRequest   Class = "bad_request"  // the provider rejected the request itself
-	StreamBroken Class = "stream_broken"
+	RateLimited  = record.RateLimited
+	Overloaded   = record.Overloaded
+	Unavailable  = record.Unavailable
+	Timeout      = record.Timeout
+	Auth         = record.Auth
+	NotFound     = record.NotFound
+	Unsupported  = record.Unsupported
+	BadRequest   = record.BadRequest
+	StreamBroken = record.StreamBroken
 )
 
 // Error is an upstream failure, classified.

@@ -115,8 +115,15 @@ func TestDecodeCompactRefuses(t *testing.T) {
 	item := func(enc string) string {
 		return `{"model":"m","input":[{"role":"user","content":"x"},{"type":"compaction","encrypted_content":` + enc + `}]}`
 	}
+	// One character of the ciphertext changed to another of base64url's alphabet, so the item
+	// still decodes and only its authentication can tell (a flipped bit could leave the
+	// alphabet, '-' to ',', and be refused as malformed instead).
 	flip := []byte(sealed)
-	flip[len(flip)-5] ^= 1
+	if i := len(flip) - 5; flip[i] == 'A' {
+		flip[i] = 'B'
+	} else {
+		flip[i] = 'A'
+	}
 	for _, tc := range []struct {
 		name, body  string
 		ring        *compaction.Keyring

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/fngate/fngate/core/record"
 )
 
 // FormatText is logging.format: text, for a person at a terminal: one readable line per
@@ -14,14 +16,6 @@ import (
 // key), a line per failed attempt, and the other messages as "LEVEL msg key=value ...".
 // Successful attempt lines are left out: the request's line says what they said.
 const FormatText = "text"
-
-// The gateway's message names this format lays out (gateway.MsgRequest and its kin; this
-// package cannot import the gateway).
-const (
-	msgRequest       = "request"
-	msgAttempt       = "attempt"
-	msgProviderError = "provider_error"
-)
 
 // maxTextValue bounds a value on a text line: a terminal is no place for a 3 MB user label.
 const maxTextValue = 512
@@ -64,7 +58,7 @@ func (f *fields) take(k string) (slog.Value, bool) {
 }
 
 func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == msgAttempt {
+	if r.Message == record.MsgAttempt {
 		return nil
 	}
 	f := fields{vals: map[string]slog.Value{}}
@@ -87,9 +81,9 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 	b = r.Time.AppendFormat(b, "15:04:05.000")
 	b = append(b, ' ')
 	switch r.Message {
-	case msgRequest:
+	case record.MsgRequest:
 		b = requestLine(b, &f)
-	case msgProviderError:
+	case record.MsgProviderError:
 		b = attemptLine(b, r.Level, &f)
 	default:
 		b = append(b, r.Level.String()...)

@@ -18,6 +18,7 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/events/publish"
@@ -90,7 +91,7 @@ func TestEndToEnd(t *testing.T) {
 	var failures []time.Time
 	var fmu sync.Mutex
 	var eventSeq atomic.Int64
-	onAttempt := func(a *gateway.AttemptRecord) {
+	onAttempt := func(a *record.Attempt) {
 		if !a.Failed() {
 			return
 		}
@@ -219,7 +220,7 @@ func isCooling(c *routestate.Cache, route string) bool {
 }
 
 // envelope is the event EventBridge delivers for the publisher's PutEvents entry.
-func envelope(t *testing.T, id string, a *gateway.AttemptRecord) json.RawMessage {
+func envelope(t *testing.T, id string, a *record.Attempt) json.RawMessage {
 	detail, err := json.Marshal(publish.Detail(a))
 	if err != nil {
 		t.Error(err)

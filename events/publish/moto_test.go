@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/events/publish"
 	"github.com/fngate/fngate/events/remediation"
 	"github.com/fngate/fngate/internal/emulator"
@@ -54,7 +54,7 @@ func TestPublishThroughMotoRuleToSQS(t *testing.T) {
 		t.Fatal(err)
 	}
 	noStatus := attempt(3, "unavailable", 0) // connection refused: no HTTP status
-	sent := map[string]*gateway.AttemptRecord{
+	sent := map[string]*record.Attempt{
 		"req_1": attempt(1, "rate_limited", 429),
 		"req_2": attempt(2, "auth", 401),
 		"req_3": noStatus,

@@ -14,6 +14,7 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/events/publish"
 	"github.com/fngate/fngate/events/remediation"
@@ -43,11 +44,11 @@ func TestDetailMatchesTheGatewaysLogLine(t *testing.T) {
 			mock.Register(reg)
 			var logs bytes.Buffer
 			var mu sync.Mutex
-			var got []*gateway.AttemptRecord
+			var got []*record.Attempt
 			gw, err := gateway.New(cfg, gateway.Options{
 				Registry: reg,
 				Logger:   telemetry.NewLogger(&logs, format, nil),
-				OnAttempt: func(a *gateway.AttemptRecord) {
+				OnAttempt: func(a *record.Attempt) {
 					mu.Lock()
 					got = append(got, a)
 					mu.Unlock()

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/events/remediation"
 )
 
@@ -133,7 +133,7 @@ func New(opt Options) (*Publisher, error) {
 
 // OnAttempt is gateway.Options.OnAttempt: it queues a failed attempt's record and returns at
 // once, whatever EventBridge is doing.
-func (p *Publisher) OnAttempt(a *gateway.AttemptRecord) {
+func (p *Publisher) OnAttempt(a *record.Attempt) {
 	if !a.Failed() {
 		return
 	}
@@ -159,7 +159,7 @@ func (p *Publisher) drop(why string) {
 
 // Detail is the event detail for an attempt: the same record, with the same keys, as the
 // gateway's provider_error log line.
-func Detail(a *gateway.AttemptRecord) remediation.Record {
+func Detail(a *record.Attempt) remediation.Record {
 	msg := a.ErrorMessage
 	if len(msg) > maxMessage {
 		n := maxMessage

@@ -16,16 +16,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/events/publish"
 	"github.com/fngate/fngate/events/remediation"
 )
 
-func attempt(i int, class string, status int) *gateway.AttemptRecord {
-	return &gateway.AttemptRecord{
+func attempt(i int, class string, status int) *record.Attempt {
+	return &record.Attempt{
 		Time: time.Date(2026, 11, 29, 12, 0, 0, i*1000, time.UTC), RequestID: fmt.Sprint("req_", i), Endpoint: "chat",
 		Model: "example/chat", Route: "claude/claude-sonnet-4-5", Connection: "claude", Provider: "anthropic",
-		UpstreamModel: "claude-sonnet-4-5", Residency: "us", Attempt: 1, Outcome: gateway.OutcomeFailover,
+		UpstreamModel: "claude-sonnet-4-5", Residency: "us", Attempt: 1, Outcome: record.OutcomeFailover,
 		Status: status, ErrorClass: class, ErrorCode: "code", ErrorMessage: "upstream said no",
 	}
 }
@@ -93,7 +93,7 @@ func TestBatchesOfTenAndCloseFlushes(t *testing.T) {
 	for i := range 25 {
 		p.OnAttempt(attempt(i, "rate_limited", 429))
 	}
-	p.OnAttempt(&gateway.AttemptRecord{Route: "a/b", Outcome: gateway.OutcomeOK}) // a success is not an error
+	p.OnAttempt(&record.Attempt{Route: "a/b", Outcome: record.OutcomeOK}) // a success is not an error
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

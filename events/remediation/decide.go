@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/core/routestate"
 )
 
@@ -31,18 +32,6 @@ const (
 	ReasonModelNotFound = "model_not_found"
 )
 
-// Error classes, as core/providers names them (not imported: the handlers do not link the
-// provider stack).
-const (
-	classRateLimited  = "rate_limited"
-	classOverloaded   = "overloaded"
-	classUnavailable  = "unavailable"
-	classAuth         = "auth"
-	classNotFound     = "not_found"
-	classUnsupported  = "unsupported"
-	endpointCompletes = "completions"
-)
-
 // rule is how an error class is handled.
 type rule int
 
@@ -57,17 +46,17 @@ const (
 // route's fault often enough to act on: a slow prompt or a client's mistake would cool a
 // healthy route.
 func classify(r Record) (rule, string) {
-	switch r.ErrorClass {
-	case classRateLimited, classOverloaded, classUnavailable:
+	switch record.ErrorClass(r.ErrorClass) {
+	case record.RateLimited, record.Overloaded, record.Unavailable:
 		return ruleBurst, r.ErrorClass
-	case classAuth:
+	case record.Auth:
 		return ruleDisable, ReasonCredentials
-	case classNotFound:
+	case record.NotFound:
 		return ruleDisable, ReasonModelNotFound
-	case classUnsupported:
+	case record.Unsupported:
 		// A chat request the provider cannot serve (a feature, a modality) says nothing
 		// about the route; only a refused completions call makes it chat-only.
-		if r.Endpoint == endpointCompletes {
+		if r.Endpoint == record.EndpointCompletions {
 			return ruleChatOnly, "completions_unsupported"
 		}
 		return ruleIgnore, "unsupported on " + r.Endpoint + " is about the request, not the route"

@@ -20,18 +20,16 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// MsgProviderError is the gateway's log message for a failed attempt (gateway.MsgProviderError;
-// not imported, so the handlers do not link the gateway).
-const MsgProviderError = "provider_error"
+	"github.com/fngate/fngate/core/record"
+)
 
 // Record is one failed attempt, as the gateway logs it and as the publisher sends it as the
 // EventBridge detail. The keys are the gateway's attempt-log keys.
 type Record struct {
 	Time          time.Time `json:"time"`
 	RequestID     string    `json:"request_id,omitempty"`
-	Endpoint      string    `json:"endpoint,omitempty"` // chat | completions
+	Endpoint      string    `json:"endpoint,omitempty"` // one of record's Endpoint names
 	Model         string    `json:"model,omitempty"`
 	Route         string    `json:"route"`
 	Connection    string    `json:"connection,omitempty"`
@@ -93,7 +91,7 @@ func DecodeLogLine(b []byte) (Record, error) {
 		msg = line.Message
 	}
 	switch {
-	case msg != nil && *msg == MsgProviderError:
+	case msg != nil && *msg == record.MsgProviderError:
 	case msg == nil && line.ErrorClass != "":
 		// A log pipeline that lifted the message out of the payload; only failed attempt
 		// lines carry an error_class.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/internal/fakeruntime"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // These tests build the real bootstrap (for the host, with the Lambda build tags) and drive
@@ -338,9 +339,14 @@ func TestStreamsIncrementallyWithPrelude(t *testing.T) {
 			break
 		}
 	}
-	up.mu.Lock()
-	finished := up.finished
-	up.mu.Unlock()
+	// The fake notes its end after its last write, which the answer may overtake.
+	var finished time.Time
+	gatewaytest.WaitFor(t, func() bool {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		finished = up.finished
+		return !finished.IsZero()
+	}, "the paced upstream never finished")
 	if lead := finished.Sub(firstContent); lead < 600*time.Millisecond {
 		t.Errorf("the first word arrived only %v before the upstream finished; the answer was buffered", lead)
 	}

@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdaurl"
@@ -40,9 +39,6 @@ import (
 	"github.com/fngate/fngate/core/secrets/awssm"
 	"github.com/fngate/fngate/core/telemetry"
 )
-
-// deadlineMargin is how long before the invoke deadline a request is ended in-band.
-const deadlineMargin = time.Second
 
 func main() {
 	h, tel, err := setup(context.Background(), os.Getenv)
@@ -57,7 +53,11 @@ func main() {
 	lambda.StartHandlerFunc(flushAfter(lambdaurl.Wrap(h), tel.flush))
 }
 
-func setup(ctx context.Context, getenv func(string) string) (*guard, *exporter, error) {
+// setup builds the handler from the environment. The gateway is the whole of it: it recovers
+// its own panics (lambdaurl's handler goroutine has none) and ends a request in-band shortly
+// before the invoke deadline, which lambdaurl puts on the request's context, so the client
+// learns why and the warm environment survives.
+func setup(ctx context.Context, getenv func(string) string) (*gateway.Gateway, *exporter, error) {
 	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewWith(awsconf.FromEnvironment)}}
 	cfg, source, err := loadConfig(ctx, getenv, packageRoot(), opt)
 	if err != nil {
@@ -97,7 +97,7 @@ func setup(ctx context.Context, getenv func(string) string) (*guard, *exporter, 
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
 		slog.String("telemetry", tel.describe()))
-	return &guard{next: gw, log: logger, margin: deadlineMargin}, tel, nil
+	return gw, tel, nil
 }
 
 // keysRequired decides whether the gateway may run without client keys. A public URL

@@ -5,14 +5,14 @@ import (
 	"errors"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 )
 
 // exporter is the running OpenTelemetry export of a bootstrap built with -tags otel
 // (telemetry_otel.go). The SDK and its OTLP exporters bring gRPC and protobuf along, about
 // 5 MB of the bootstrap, so only deployments that trace pay for them; nil is no export.
 type exporter struct {
-	tracer gateway.Tracer
+	tracer record.Tracer
 	flush  func(context.Context) error
 	about  string
 }

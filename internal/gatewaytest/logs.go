@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 )
 
 // LogBuffer collects log lines that handler goroutines may still be writing while the test
@@ -73,7 +73,7 @@ func (l *LogBuffer) AfterRequests(t testing.TB, n int) []map[string]any {
 	deadline := time.Now().Add(waitLimit)
 	for {
 		all := l.decode(t)
-		if len(withMsg(all, gateway.MsgRequest)) >= n {
+		if len(withMsg(all, record.MsgRequest)) >= n {
 			return all
 		}
 		if time.Now().After(deadline) {
@@ -88,7 +88,7 @@ func (l *LogBuffer) Attempts(t testing.TB, n int) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, line := range l.AfterRequests(t, n) {
-		if line["msg"] == gateway.MsgAttempt || line["msg"] == gateway.MsgProviderError {
+		if line["msg"] == record.MsgAttempt || line["msg"] == record.MsgProviderError {
 			out = append(out, line)
 		}
 	}

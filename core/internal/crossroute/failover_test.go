@@ -20,6 +20,7 @@ import (
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/vertex"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/bedrockfake"
@@ -77,7 +78,7 @@ func (b *backends) attempts() []map[string]any {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) == nil && (line["msg"] == gateway.MsgAttempt || line["msg"] == gateway.MsgProviderError) {
+		if json.Unmarshal(sc.Bytes(), &line) == nil && (line["msg"] == record.MsgAttempt || line["msg"] == record.MsgProviderError) {
 			out = append(out, line)
 		}
 	}
@@ -129,9 +130,9 @@ func TestMessagesFailOverAcrossBackendsBeforeOutput(t *testing.T) {
 			}
 			got := b.attempts()
 			want := []struct{ route, outcome, class string }{
-				{"claude/claude-sonnet-4-5", gateway.OutcomeFailover, "overloaded"},
-				{"aws/" + bedrockModel, gateway.OutcomeFailover, "rate_limited"},
-				{"gcp/claude-sonnet-4-5@20250929", gateway.OutcomeOK, ""},
+				{"claude/claude-sonnet-4-5", record.OutcomeFailover, "overloaded"},
+				{"aws/" + bedrockModel, record.OutcomeFailover, "rate_limited"},
+				{"gcp/claude-sonnet-4-5@20250929", record.OutcomeOK, ""},
 			}
 			if len(got) != len(want) {
 				t.Fatalf("%d attempts logged, want 3:\n%s", len(got), b.logs.String())
@@ -208,9 +209,9 @@ func TestResponsesFailOverAcrossBackendsBeforeOutput(t *testing.T) {
 			}
 			got := b.attempts()
 			want := []struct{ route, outcome, class string }{
-				{"claude/claude-sonnet-4-5", gateway.OutcomeFailover, "overloaded"},
-				{"aws/" + bedrockModel, gateway.OutcomeFailover, "rate_limited"},
-				{"gcp/claude-sonnet-4-5@20250929", gateway.OutcomeOK, ""},
+				{"claude/claude-sonnet-4-5", record.OutcomeFailover, "overloaded"},
+				{"aws/" + bedrockModel, record.OutcomeFailover, "rate_limited"},
+				{"gcp/claude-sonnet-4-5@20250929", record.OutcomeOK, ""},
 			}
 			if len(got) != len(want) {
 				t.Fatalf("%d attempts logged, want 3:\n%s", len(got), b.logs.String())

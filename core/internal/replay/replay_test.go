@@ -14,6 +14,7 @@ import (
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/openaifake"
 )
@@ -218,7 +219,7 @@ func checkRefused(t *testing.T, rw *row, got answer, logs *gatewaytest.LogBuffer
 	if apiErr.StatusCode != rw.status || apiErr.Code != rw.code {
 		t.Errorf("client error %d %s (%s), want %d %s", apiErr.StatusCode, apiErr.Code, apiErr.Message, rw.status, rw.code)
 	}
-	failed := logs.WaitLines(t, gateway.MsgProviderError, 1)
+	failed := logs.WaitLines(t, record.MsgProviderError, 1)
 	if len(failed) != 1 || failed[0]["error_class"] != rw.class {
 		t.Errorf("logged attempts %v, want one of class %s", failed, rw.class)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
@@ -477,7 +478,7 @@ func TestCompletionsEndpointNotSupported(t *testing.T) {
 	}
 	requests := 0
 	for _, l := range h.logs.AfterRequests(t, 1) {
-		if l["msg"] == gateway.MsgRequest {
+		if l["msg"] == record.MsgRequest {
 			requests++
 		}
 	}

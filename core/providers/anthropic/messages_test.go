@@ -12,6 +12,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/anthropicfake"
 )
 
@@ -78,7 +79,7 @@ func TestMessagesDoorPassesAnthropicThrough(t *testing.T) {
 	sc := bufio.NewScanner(strings.NewReader(h.logs.String()))
 	for sc.Scan() {
 		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == gateway.MsgAttempt && line["endpoint"] == "messages" {
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == record.MsgAttempt && line["endpoint"] == "messages" {
 			attempt = line
 		}
 	}

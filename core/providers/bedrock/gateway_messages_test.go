@@ -14,6 +14,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/bedrockfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
@@ -128,7 +129,7 @@ func TestMessagesDoorOnInvokeModel(t *testing.T) {
 		t.Errorf("body lost Claude features: %s", h.fake.Last().Body)
 	}
 
-	a := h.logs.WaitLines(t, gateway.MsgAttempt, 1)
+	a := h.logs.WaitLines(t, record.MsgAttempt, 1)
 	if len(a) != 1 {
 		t.Fatalf("%d attempt lines", len(a))
 	}
@@ -183,7 +184,7 @@ func TestMessagesDoorStreamOnInvokeModel(t *testing.T) {
 		t.Errorf("streamed usage %s", acc.Usage.RawJSON())
 	}
 	// The streamed attempt is logged and priced like the plain one.
-	a := h.logs.WaitLines(t, gateway.MsgAttempt, 2)
+	a := h.logs.WaitLines(t, record.MsgAttempt, 2)
 	if len(a) != 2 || a[1]["usage"] == nil || !equalJSON(a[0]["usage"], a[1]["usage"]) || a[0]["cost_usd"] != a[1]["cost_usd"] {
 		t.Errorf("attempts %v", a)
 	}
@@ -258,7 +259,7 @@ func TestMessagesDoorFailsOverBeforeOutput(t *testing.T) {
 					t.Errorf("non-stream after failover: %v %v", err, msg)
 				}
 			}
-			failed := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
+			failed := h.logs.WaitLines(t, record.MsgProviderError, 1)
 			if len(failed) < 1 {
 				t.Fatal("no provider_error line")
 			}
@@ -298,7 +299,7 @@ func TestMessagesDoorNoFailoverAfterOutput(t *testing.T) {
 	lines := h.logs.AfterRequests(t, 2)
 	attempts := 0
 	for _, l := range lines {
-		if l["msg"] == gateway.MsgAttempt || l["msg"] == gateway.MsgProviderError {
+		if l["msg"] == record.MsgAttempt || l["msg"] == record.MsgProviderError {
 			attempts++
 			gatewaytest.CheckAttempt(t, l, map[string]any{"route": "aws/" + busy, "outcome": "error", "error_class": "unavailable"})
 		}
@@ -321,9 +322,9 @@ func TestMessagesDoorBedrockRefusal(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Type() != "invalid_request_error" || !strings.Contains(apiErr.Error(), "invalid beta flag") {
 		t.Fatalf("got %v, want Anthropic's 400 with Bedrock's reason", err)
 	}
-	a := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
+	a := h.logs.WaitLines(t, record.MsgProviderError, 1)
 	gatewaytest.CheckAttempt(t, a[0], map[string]any{"outcome": "error", "error_class": "bad_request", "status": 400.0, "error_code": "ValidationException"})
-	if n := len(h.logs.Lines(t, gateway.MsgAttempt)); n != 0 {
+	if n := len(h.logs.Lines(t, record.MsgAttempt)); n != 0 {
 		t.Errorf("%d more attempts: a provider 400 failed over", n)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/bedrock"
 	"github.com/fngate/fngate/core/providers/mock"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/bedrockfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
@@ -295,8 +296,8 @@ func TestGatewayFailsOverOnRouteErrors(t *testing.T) {
 				if n := len(h.fake.Requests()); n != 1 {
 					t.Errorf("Bedrock got %d requests: the SDK retried", n)
 				}
-				failed := h.logs.WaitLines(t, gateway.MsgProviderError, 1)
-				ok := h.logs.WaitLines(t, gateway.MsgAttempt, 1)
+				failed := h.logs.WaitLines(t, record.MsgProviderError, 1)
+				ok := h.logs.WaitLines(t, record.MsgAttempt, 1)
 				if len(failed) != 1 || len(ok) != 1 {
 					t.Fatalf("attempt lines: %d failed, %d ok", len(failed), len(ok))
 				}
@@ -349,7 +350,7 @@ func TestGatewayBrokenStreams(t *testing.T) {
 			} else if !strings.Contains(err.Error(), "Amazon Bedrock") {
 				t.Errorf("the SDK did not surface the error event naming the provider: %v", err)
 			}
-			lines := h.logs.WaitLines(t, gateway.MsgProviderError, 2)
+			lines := h.logs.WaitLines(t, record.MsgProviderError, 2)
 			if len(lines) < 1 || lines[0]["error_class"] != tc.class || lines[0]["outcome"] != "error" || tc.code != "" && lines[0]["error_code"] != tc.code {
 				t.Errorf("attempt log %v, want class %s code %q outcome error", lines, tc.class, tc.code)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/vertex"
+	"github.com/fngate/fngate/core/record"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/openaifake"
@@ -483,7 +484,7 @@ func TestCompletionsEndpoint(t *testing.T) {
 	}
 	requests := 0
 	for _, l := range h.logs.AfterRequests(t, 2) {
-		if l["msg"] == gateway.MsgRequest {
+		if l["msg"] == record.MsgRequest {
 			requests++
 		}
 	}

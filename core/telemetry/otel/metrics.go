@@ -8,7 +8,7 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 )
 
 // Bucket boundaries the GenAI conventions advise.
@@ -67,7 +67,7 @@ func newInstruments(mp *sdkmetric.MeterProvider) (*instruments, error) {
 }
 
 // attempt records one attempt's measurements.
-func (in *instruments) attempt(a *attempt, rec *gateway.AttemptRecord, host string) {
+func (in *instruments) attempt(a *attempt, rec *record.Attempt, host string) {
 	ctx := context.Background()
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs,
@@ -101,13 +101,13 @@ func (in *instruments) attempt(a *attempt, rec *gateway.AttemptRecord, host stri
 		counted = append(counted, keyErrorType.String(rec.ErrorClass))
 	}
 	in.attempts.Add(ctx, 1, metric.WithAttributes(counted...))
-	if rec.Outcome == gateway.OutcomeFailover {
+	if rec.Outcome == record.OutcomeFailover {
 		in.failovers.Add(ctx, 1, metric.WithAttributes(keyRoute.String(rec.Route), keyModel.String(rec.Model), keyErrorType.String(rec.ErrorClass)))
 	}
 }
 
 // request records one request's measurements.
-func (in *instruments) request(q *request, rec *gateway.RequestRecord, errType string) {
+func (in *instruments) request(q *request, rec *record.Request, errType string) {
 	ctx := context.Background()
 	attrs := []attribute.KeyValue{keyOperation.String(q.op), keyRequestModel.String(rec.Model), keyHTTPStatus.Int(rec.Status)}
 	if rec.Route != "" {

@@ -2,7 +2,7 @@
 // OTLP (http/protobuf or gRPC), in the GenAI semantic conventions: one SERVER span per
 // inbound request, one CLIENT span per upstream attempt under it, and the
 // gen_ai.client.* and gen_ai.server.* metrics plus fngate's own attempts, failovers and
-// cost. It implements gateway.Tracer; the gateway knows nothing of OpenTelemetry.
+// cost. It implements record.Tracer; the gateway knows nothing of OpenTelemetry.
 //
 //	otel.go       New: the settings (config, then the OTEL_* variables), exporters, providers; Flush, Shutdown
 //	spans.go      the request and attempt spans and their attributes
@@ -47,7 +47,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/fngate/fngate/core/config"
-	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/record"
 )
 
 // scope names the instrumentation in every span and metric.
@@ -250,7 +250,7 @@ func metricExporter(ctx context.Context, s settings, client *http.Client) (sdkme
 }
 
 // Tracer is the gateway's view of t: nil when t is.
-func (t *Telemetry) Tracer() gateway.Tracer {
+func (t *Telemetry) Tracer() record.Tracer {
 	if t == nil {
 		return nil
 	}

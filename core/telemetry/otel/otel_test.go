@@ -16,6 +16,8 @@ import (
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/record"
+
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/core/telemetry/otel"
 	"github.com/fngate/fngate/internal/gatewaytest"
@@ -209,7 +211,7 @@ func TestFailoverTraceContinuesTheClientsTrace(t *testing.T) {
 				}
 			}
 
-			if l := g.logs.Lines(t, gateway.MsgRequest)[0]; l["trace_id"] != clientTrace {
+			if l := g.logs.Lines(t, record.MsgRequest)[0]; l["trace_id"] != clientTrace {
 				t.Errorf("request line trace_id = %v", l["trace_id"])
 			}
 
@@ -538,7 +540,7 @@ func TestSampleRatio(t *testing.T) {
 		t.Errorf("spans:%s", otlpfake.Describe(spans))
 	}
 	wantPoints(t, rcv, "fngate.attempts", map[string]any{"fngate.outcome": "ok"}, 2)
-	lines := g.logs.Lines(t, gateway.MsgRequest)
+	lines := g.logs.Lines(t, record.MsgRequest)
 	if _, ok := lines[0]["trace_id"]; ok {
 		t.Errorf("an unsampled request's line names a trace: %v", lines[0])
 	}

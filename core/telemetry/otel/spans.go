@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/llm"
+	"github.com/fngate/fngate/core/record"
 )
 
 // Attribute keys: the GenAI semantic conventions (semconv 1.41: gen_ai.provider.name, the
@@ -63,7 +63,7 @@ const (
 
 // Request begins the SERVER span of an inbound request, a child of the client's span when
 // its traceparent names one.
-func (t *Telemetry) Request(r *http.Request, endpoint string) gateway.RequestTrace {
+func (t *Telemetry) Request(r *http.Request, endpoint string) record.RequestTrace {
 	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	route := r.Pattern
 	if route == "" {
@@ -143,7 +143,7 @@ type attemptKey struct{}
 
 // Attempt begins the CLIENT span of an attempt under the request's span; its context goes to
 // the provider, whose HTTP calls carry it upstream.
-func (q *request) Attempt(ctx context.Context, rec *gateway.AttemptRecord) (context.Context, gateway.AttemptTrace) {
+func (q *request) Attempt(ctx context.Context, rec *record.Attempt) (context.Context, record.AttemptTrace) {
 	op := operationName(rec.Endpoint)
 	provider := providerName(rec.Provider)
 	attrs := make([]attribute.KeyValue, 0, 10+len(q.params))
@@ -166,7 +166,7 @@ func (q *request) Attempt(ctx context.Context, rec *gateway.AttemptRecord) (cont
 	return context.WithValue(ctx, attemptKey{}, a), a
 }
 
-func (q *request) End(rec *gateway.RequestRecord) {
+func (q *request) End(rec *record.Request) {
 	if rec.Endpoint != q.endpoint { // count_tokens is the Messages door's until it says
 		q.endpoint, q.op = rec.Endpoint, operationName(rec.Endpoint)
 	}
@@ -257,7 +257,7 @@ func (a *attempt) server() (string, int) {
 	return a.host, a.port
 }
 
-func (a *attempt) End(rec *gateway.AttemptRecord) {
+func (a *attempt) End(rec *record.Attempt) {
 	host, port := a.server()
 	a.q.t.m.attempt(a, rec, host)
 	if !a.span.IsRecording() {
@@ -295,7 +295,7 @@ func (a *attempt) End(rec *gateway.AttemptRecord) {
 	if a.content != nil {
 		out := a.content.attribute(rec.Stop)
 		attrs = append(attrs, out)
-		if rec.Outcome == gateway.OutcomeOK {
+		if rec.Outcome == record.OutcomeOK {
 			a.q.output = out
 		}
 	}

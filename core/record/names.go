@@ -1,0 +1,65 @@
+package record
+
+// Attempt outcomes.
+const (
+	OutcomeOK           = "ok"
+	OutcomeFailover     = "failover"      // failed before output; the next route was tried
+	OutcomeError        = "error"         // failed; the client got the error
+	OutcomeClientClosed = "client_closed" // the client left; the upstream call was cancelled
+)
+
+// The gateway's log messages. Remediation rules, subscription filters and log sinks match
+// MsgProviderError: keep it.
+const (
+	MsgAttempt       = "attempt"        // INFO: an attempt that did not fail upstream
+	MsgProviderError = "provider_error" // ERROR: an attempt the provider failed
+	MsgRequest       = "request"        // INFO: one per request, at its end
+	// MsgImpossibleUsage (WARN) names a usage count the upstream reported that no real answer
+	// has (negative, above 2^31-1, more cached tokens than the prompt): it was treated as
+	// unreported, left out of the client's usage and of the cost.
+	MsgImpossibleUsage = "impossible_usage"
+	// MsgCounterStoreError (ERROR) is a counter call that failed or timed out; the request
+	// was served uncounted (on_store_error: open) or refused with a 503 (closed).
+	MsgCounterStoreError = "counter_store_error"
+	// MsgWebSocket (INFO) is one WebSocket connection, logged when it closes: its id, key, the
+	// number of messages it carried, how long it lasted and why it closed.
+	MsgWebSocket = "websocket"
+)
+
+// MetricCounterStoreErrors counts failed counter calls (EMF, namespace fngate, dimension
+// OnStoreError).
+const MetricCounterStoreErrors = "CounterStoreErrors"
+
+// Endpoints, as records and log lines name them.
+const (
+	EndpointChat           = "chat"            // POST /v1/chat/completions
+	EndpointCompletions    = "completions"     // POST /v1/completions
+	EndpointMessages       = "messages"        // POST /v1/messages
+	EndpointCountTokens    = "count_tokens"    // POST /v1/messages/count_tokens
+	EndpointResponses      = "responses"       // POST /v1/responses, and each response.create of its WebSocket mode
+	EndpointCompact        = "compact"         // POST /v1/responses/compact
+	EndpointEmbeddings     = "embeddings"      // POST /v1/embeddings
+	EndpointGetResponse    = "get_response"    // GET /v1/responses/{id}
+	EndpointDeleteResponse = "delete_response" // DELETE /v1/responses/{id}
+)
+
+// TransportWebSocket names the WebSocket mode in log lines (transport) and traces
+// (fngate.transport).
+const TransportWebSocket = "websocket"
+
+// ErrorClass is the kind of an upstream failure. It decides failover, the client's status and
+// what the remediation handlers do. The names are logged and matched by event rules: keep
+// them.
+type ErrorClass string
+
+const (
+	RateLimited  ErrorClass = "rate_limited" // 429: busy, keep Retry-After
+	Overloaded   ErrorClass = "overloaded"   // Anthropic 529 and the like: busy
+	Unavailable  ErrorClass = "unavailable"  // 5xx, connection refused or reset
+	Timeout      ErrorClass = "timeout"      // no first byte in time, 408, 504
+	Auth         ErrorClass = "auth"         // our provider credentials were refused
+	NotFound     ErrorClass = "not_found"    // the provider does not know the model
+	Unsupported  ErrorClass = "unsupported"  // the provider cannot serve this operation
+	BadRequest   ErrorClass = "bad_request"  // the provider rejected the request itself
+	StreamBroken ErrorClass = "stream_broken"
+)
