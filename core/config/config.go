@@ -46,7 +46,10 @@ type Config struct {
 	RequestProfileIgnore []string `yaml:"request_profile_ignore"`
 	// Counters is where rate limits and budgets are counted (limits.go); KeyDefaults are the
 	// limits of keys that set none of their own.
-	Counters    Counters   `yaml:"counters"`
+	Counters Counters `yaml:"counters"`
+	// KeyStore keeps the keys issued at runtime; Admin is the control plane (controlplane.go).
+	KeyStore    KeyStore   `yaml:"key_store"`
+	Admin       Admin      `yaml:"admin"`
 	KeyDefaults *KeyLimits `yaml:"key_defaults"`
 
 	// Secrets lists every resolved secret value (client and provider keys, secret headers and
@@ -59,6 +62,9 @@ type Config struct {
 
 // Key is a gateway client key. Only its SHA-256 is kept in memory.
 type Key struct {
+	// ID is what the counters, stored responses, usage history and logs know the key by:
+	// a config key's name, or a stored key's immutable key_... id (core/keystore).
+	ID     string `yaml:"-"`
 	Name   string `yaml:"name"`
 	SHA256 string `yaml:"sha256"`
 	Value  string `yaml:"value"`
@@ -76,6 +82,10 @@ type Key struct {
 
 	Hash [32]byte `yaml:"-"`
 }
+
+// StoredKeyIDPrefix begins the id of every key issued at runtime (core/keystore); a config
+// key's id is its name, so no config key's name may begin with it.
+const StoredKeyIDPrefix = "key_"
 
 // Request profiles.
 const (

@@ -202,6 +202,22 @@ func resolveSecrets(ctx context.Context, cfg *Config, resolvers map[string]Secre
 			return err
 		}
 	}
+	for i := range cfg.Admin.Keys {
+		if err := resolve(fmt.Sprintf("admin.keys[%d].value", i), &cfg.Admin.Keys[i].Value, true); err != nil {
+			return err
+		}
+		if err := resolve(fmt.Sprintf("admin.keys[%d].sha256", i), &cfg.Admin.Keys[i].SHA256, false); err != nil {
+			return err
+		}
+	}
+	if err := resolve("admin.session_key", &cfg.Admin.SessionKey, true); err != nil {
+		return err
+	}
+	if o := cfg.Admin.OIDC; o != nil {
+		if err := resolve("admin.oidc.client_secret", &o.ClientSecret, true); err != nil {
+			return err
+		}
+	}
 	if o := cfg.Telemetry.OTLP; o != nil {
 		for h, v := range o.Headers { // a vendor's API key, as a rule
 			if err := resolve("telemetry.otlp.headers."+h, &v, true); err != nil {

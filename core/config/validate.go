@@ -107,6 +107,8 @@ func (c *Config) validate() error {
 		Idle: Duration(DefaultIdle), Total: Duration(DefaultTotal),
 	})
 	c.Responses.validate(bad)
+	c.KeyStore.validate(bad)
+	c.Admin.validate(bad)
 	c.validateCompactionKeys(bad)
 	switch c.Logging.Format {
 	case "", "cloudwatch", "cloudlogging", "text":
@@ -155,8 +157,11 @@ func (c *Config) validateKeys(bad *problems) {
 			bad.add(p+".name", " is required")
 		} else if names[k.Name] {
 			bad.add(p+".name", " %q is used twice", k.Name)
+		} else if strings.HasPrefix(k.Name, StoredKeyIDPrefix) {
+			bad.add(p+".name", " %q begins with %s, which only the ids of stored keys do: name the key otherwise", k.Name, StoredKeyIDPrefix)
 		}
 		names[k.Name] = true
+		k.ID = k.Name
 		field, hashed := p+".sha256", false
 		switch {
 		case (k.SHA256 == "") == (k.Value == ""):

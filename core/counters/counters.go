@@ -6,6 +6,7 @@
 //	windows.go    the minute, UTC day and UTC month windows a charge falls in
 //	item.go       one key's counters as plain values: the semantics memory and file share
 //	memory.go     a Store in process memory (one instance; tests)
+//	history.go    History: usage per key, UTC day and model, kept a year (and MemoryHistory)
 //	file.go       a Store in one JSON file under a file lock (processes on one machine: make run)
 //	dynamocounters/         DynamoDB: one item per key, one conditional UpdateItem per admission
 //	firestorecounters/      Firestore: sharded documents per key, one read and one write per admission
