@@ -407,13 +407,17 @@ func (c *keyCache) apply(k *keystore.Key, now time.Time, looked bool) {
 	delete(c.unknown, k.Hash)
 }
 
-// evict drops one entry (Go's map order is random enough), refused ones first. c.mu is held.
+// evict drops one entry of a few drawn at random (Go's map order is random enough), a
+// refused one when there is one among them, so a full cache costs a look-up no more than a
+// few steps. c.mu is held.
 func (c *keyCache) evict() {
 	var victim [32]byte
-	found := false
+	found, drawn := false, 0
 	for h, e := range c.byHash {
-		victim, found = h, true
-		if e.refused != "" {
+		if !found || e.refused != "" {
+			victim, found = h, true
+		}
+		if drawn++; e.refused != "" || drawn == 16 {
 			break
 		}
 	}

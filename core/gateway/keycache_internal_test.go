@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -208,8 +209,9 @@ func TestStoredKeyLimitsCompiledOncePerVersion(t *testing.T) {
 	}
 }
 
-// authGateway is a gateway with one config key and one stored key, and a request of each.
-func authGateway(tb testing.TB) (g *Gateway, configReq, storedReq *http.Request) {
+// authGateway is a gateway with one config key and one stored key, and a request of each;
+// store, when not nil, wraps the memory store, and now, when not nil, is its clock.
+func authGateway(tb testing.TB, store *countingStore, now func() time.Time) (g *Gateway, configReq, storedReq *http.Request) {
 	tb.Helper()
 	cfg, err := config.Parse(context.Background(), []byte(`
 keys: [{name: app, value: sk-config-app-0123456789abcdef0123456789abcdef01234}]
@@ -220,14 +222,17 @@ key_store: {store: memory}
 	if err != nil {
 		tb.Fatal(err)
 	}
-	store := keystore.NewMemory()
+	if store == nil {
+		store = &countingStore{}
+	}
+	store.Store = keystore.NewMemory()
 	secret, hash := keystore.NewSecret()
 	if err := store.Create(context.Background(), &keystore.Key{Key: config.Key{ID: keystore.NewID(), Name: "team", Hash: hash}, Updated: time.Now()}, nil); err != nil {
 		tb.Fatal(err)
 	}
 	reg := providers.Registry{}
 	mock.Register(reg)
-	g, err = New(cfg, Options{Registry: reg, KeyStore: store, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	g, err = New(cfg, Options{Registry: reg, KeyStore: store, Now: now, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -245,7 +250,7 @@ key_store: {store: memory}
 // TestACachedStoredKeyAllocatesNoMore: authenticating a cached stored key allocates no more
 // than authenticating a config key.
 func TestACachedStoredKeyAllocatesNoMore(t *testing.T) {
-	g, configReq, storedReq := authGateway(t)
+	g, configReq, storedReq := authGateway(t, nil, nil)
 	rc := &requestCtx{}
 	cfgAllocs := testing.AllocsPerRun(1000, func() { _, _ = g.authenticate(configReq, rc) })
 	storedAllocs := testing.AllocsPerRun(1000, func() { _, _ = g.authenticate(storedReq, rc) })
@@ -257,7 +262,7 @@ func TestACachedStoredKeyAllocatesNoMore(t *testing.T) {
 // BenchmarkAuthenticate is the key check alone: a config key (a constant-time pass over the
 // config's hashes) and a cached stored key (that pass, then the cache).
 func BenchmarkAuthenticate(b *testing.B) {
-	g, configReq, storedReq := authGateway(b)
+	g, configReq, storedReq := authGateway(b, nil, nil)
 	for _, c := range []struct {
 		name string
 		r    *http.Request
@@ -271,5 +276,57 @@ func BenchmarkAuthenticate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestAFullCacheStaysBounded: past maxCachedKeys a look-up evicts an entry (and its id), and a
+// read of changes adds no key nobody asked for.
+func TestAFullCacheStaysBounded(t *testing.T) {
+	c, clock := newTestCache(t, keystore.NewMemory())
+	key := func(i int) *keystore.Key {
+		var h [32]byte
+		h[0], h[1], h[2] = byte(i), byte(i>>8), byte(i>>16)
+		return &keystore.Key{Key: config.Key{ID: fmt.Sprintf("%s%d", keystore.IDPrefix, i), Hash: h}, Version: 1}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range maxCachedKeys + 10 {
+		c.apply(key(i), clock.now(), true)
+	}
+	c.apply(key(maxCachedKeys+10), clock.now(), false)
+	if len(c.byHash) != maxCachedKeys || len(c.byID) != maxCachedKeys {
+		t.Errorf("%d entries, %d ids; want %d of each", len(c.byHash), len(c.byID), maxCachedKeys)
+	}
+	for id, h := range c.byID {
+		if e := c.byHash[h]; e == nil || e.key.ID != id {
+			t.Fatalf("id %s names an entry that is gone", id)
+		}
+	}
+}
+
+// TestAConfigKeyNeverCallsTheKeyStore: a config key matches before the key store is
+// consulted, so its requests never call it, however stale the cache (a stored key's request
+// then makes one read before it is served).
+func TestAConfigKeyNeverCallsTheKeyStore(t *testing.T) {
+	store := &countingStore{}
+	clock := &testClock{}
+	clock.ns.Store(time.Now().UnixNano())
+	g, configReq, storedReq := authGateway(t, store, clock.now)
+	g.stored.close() // no background reads: every call counted is a request's
+	base := store.byHash.Load() + store.changed.Load()
+	clock.advance(time.Hour)
+	for range 10 {
+		if k, oe := g.authenticate(configReq, &requestCtx{}); oe != nil || k.stored {
+			t.Fatalf("config key: %v %v", k, oe)
+		}
+	}
+	if n := store.byHash.Load() + store.changed.Load() - base; n != 0 {
+		t.Errorf("config keys' requests made %d key store calls", n)
+	}
+	if _, oe := g.authenticate(storedReq, &requestCtx{}); oe != nil {
+		t.Errorf("a stored key after an hour: %v", oe)
+	}
+	if n := store.changed.Load(); n != 1 {
+		t.Errorf("the stale stored key's request made %d reads, want 1", n)
 	}
 }
