@@ -25,6 +25,10 @@ type KeyStore struct {
 	Endpoint string   `yaml:"endpoint"` // dynamodb: an endpoint override (tests)
 }
 
+// Named reports whether the config names a key store (store: memory, file, dynamodb or
+// firestore), whose keys the gateway serves beside those in config.
+func (k *KeyStore) Named() bool { return k.Kind != "" && k.Kind != StoreNone }
+
 // Key store defaults.
 const (
 	DefaultKeysStaleFor = 15 * time.Minute

@@ -126,7 +126,11 @@ var countersStore = storeSection{
 }
 
 // Limited reports whether any key is held to a limit, which is when counters are used at all.
+// With a key store named, stored keys may be given limits at any time, so counters are.
 func (c *Config) Limited() bool {
+	if c.KeyStore.Named() {
+		return true
+	}
 	for i := range c.Keys {
 		if c.KeyLimitsOf(&c.Keys[i]).Limited() {
 			return true
@@ -140,8 +144,8 @@ func (c *Config) KeyLimitsOf(k *Key) KeyLimits { return k.KeyLimits.Effective(c.
 
 func (c *Config) validateLimits(bad *problems) {
 	if c.KeyDefaults != nil {
-		if len(c.Keys) == 0 {
-			bad.add("key_defaults", ": no keys are configured, so there is no key to hold to them (limits apply to gateway keys)")
+		if len(c.Keys) == 0 && !c.KeyStore.Named() {
+			bad.add("key_defaults", ": no keys are configured (in keys or a key_store), so there is no key to hold to them (limits apply to gateway keys)")
 		}
 		c.KeyDefaults.validate("key_defaults", bad)
 	}

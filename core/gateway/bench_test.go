@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/keystore"
 	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/core/telemetry/otel"
 	"github.com/fngate/fngate/internal/gatewaytest"
@@ -189,6 +191,60 @@ models:
 			b.ReportAllocs()
 			for b.Loop() {
 				call(b, key)
+			}
+		})
+	}
+}
+
+// BenchmarkGatewayKeys compares a key from config to a stored key (Options.KeyStore) that the
+// instance has cached, on one gateway: the difference is what serving a key from the store
+// costs per request once it is cached (nothing measurable is the goal).
+func BenchmarkGatewayKeys(b *testing.B) {
+	up := benchUpstream(b)
+	store := keystore.NewMemory()
+	secret, hash := keystore.NewSecret()
+	if err := store.Create(context.Background(), &keystore.Key{Key: config.Key{ID: keystore.NewID(), Name: "stored", Hash: hash}, Updated: time.Now()}, nil); err != nil {
+		b.Fatal(err)
+	}
+	g := newGatewayTB(b, fmt.Sprintf(`
+keys:
+  - {name: config, value: sk-fngate-bench0config0key0000000000000000000000000}
+connections:
+  up: {kind: openai-compatible, base_url: "%s/v1"}
+models:
+  bench: {routes: [{connection: up, model: x}]}
+key_store: {store: memory}
+`, up.URL), func(o *gateway.Options) {
+		o.Logger = telemetry.NewLogger(io.Discard, telemetry.FormatCloudWatch, nil)
+		o.KeyStore = store
+	})
+	b.Cleanup(g.Gateway.Close)
+	keys := map[string]string{"config": "sk-fngate-bench0config0key0000000000000000000000000", "stored": secret}
+	body := fmt.Sprintf(benchRequest, "")
+	client := g.Client()
+	call := func(b *testing.B, key string) {
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.StatusCode)
+		}
+	}
+	for range 200 { // warm both paths (the stored key's first request looks it up)
+		call(b, keys["config"])
+		call(b, keys["stored"])
+	}
+	for _, name := range []string{"config", "stored"} {
+		b.Run("key from "+name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				call(b, keys[name])
 			}
 		})
 	}

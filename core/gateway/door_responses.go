@@ -253,12 +253,13 @@ func storeUnavailable(g *Gateway, rc *requestCtx, op string, err error) *llm.Err
 		Message: "the gateway's response store could not be " + op + "; retry shortly"}
 }
 
-// owner is whose stored responses a request sees: its key's.
+// owner is whose stored responses (and compaction items) a request sees: its key's, by id,
+// so a stored key made again under a deleted one's name sees none of the old one's.
 func owner(rc *requestCtx) string {
 	if rc.key == nil {
 		return ""
 	}
-	return rc.key.Name
+	return rc.key.ID
 }
 
 func (d *responsesDoor) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {

@@ -21,7 +21,10 @@
 //	record.go         the attempt and request log lines, usage and cost
 //	trace.go          the tracer's hooks (record.Tracer): nothing when off
 //	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
-//	auth.go, models.go, count.go
+//	auth.go           the request's key: a config key, else a stored one
+//	keycache.go       the stored keys (Options.KeyStore) an instance caches, and how it keeps
+//	                  them current: look-ups, "changes since" reads, the store unreachable
+//	models.go, count.go
 package gateway
 
 import (
@@ -42,6 +45,7 @@ import (
 	"github.com/fngate/fngate/core/compaction"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/keystore"
 	"github.com/fngate/fngate/core/llm"
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
@@ -83,6 +87,10 @@ type Options struct {
 	Counters counters.Store
 	// Metrics receives the EMF line of each failed counter call; nil writes to stdout.
 	Metrics io.Writer
+	// KeyStore holds the keys issued at runtime (core/keystore), served beside the config's
+	// keys and exactly like them, through a cache each instance keeps current (keycache.go;
+	// Close stops its background reads). Nil serves the config's keys alone.
+	KeyStore keystore.Store
 	// WebSockets serves the Responses API's WebSocket mode on GET /v1/responses (socket.go).
 	// The platform must pass the upgrade and let the handler take over the connection: the
 	// local server and Cloud Functions gen2 set it. Off (Lambda function URLs pass no
@@ -102,7 +110,8 @@ const DefaultDeadlineMargin = time.Second
 type Gateway struct {
 	models map[string]*model
 	names  []string // sorted model names, for /v1/models
-	keys   []config.Key
+	keys   []clientKey
+	stored *keyCache // nil: no key store
 	open   bool
 	log    *slog.Logger
 	now    func() time.Time
@@ -153,12 +162,12 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	if opt.Registry == nil {
 		return nil, errors.New("gateway: Options.Registry is required")
 	}
-	if opt.RequireKeys && len(cfg.Keys) == 0 && cfg.Auth != "none" {
+	if opt.RequireKeys && len(cfg.Keys) == 0 && opt.KeyStore == nil && cfg.Auth != "none" {
 		return nil, errors.New("gateway: no client keys are configured; add keys (sha256 or value) or set auth: none to serve without authentication")
 	}
 	g := &Gateway{
-		keys:     cfg.Keys,
-		open:     len(cfg.Keys) == 0,
+		keys:     make([]clientKey, len(cfg.Keys)),
+		open:     len(cfg.Keys) == 0 && opt.KeyStore == nil,
 		log:      opt.Logger,
 		now:      opt.Now,
 		state:    opt.RouteState,
@@ -184,13 +193,19 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	}
+	for i := range cfg.Keys {
+		k := &g.keys[i]
+		k.Key = cfg.Keys[i]
+		k.ID = cmp.Or(k.ID, k.Name) // validation sets it; a config built in code may not
+		k.rules = compileRules(cfg.KeyLimitsOf(&k.Key))
+	}
 	g.started = g.now().Unix()
 	g.sockets = newSockets(&cfg.Limits, opt.WebSockets)
 	var err error
 	if g.compaction, err = cfg.CompactionKeyring(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	if g.limiter, err = newLimiter(cfg, opt.Counters, opt.Metrics); err != nil {
+	if g.limiter, err = newLimiter(cfg, g.keys, opt.KeyStore != nil, opt.Counters, opt.Metrics); err != nil {
 		return nil, err
 	}
 	client := opt.HTTPClient
@@ -240,7 +255,20 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %s", strings.Join(unservable, "; "))
 	}
 	g.mux = g.routes()
+	if opt.KeyStore != nil {
+		g.stored = newKeyCache(cfg, opt.KeyStore, g.now, g.log)
+		go g.stored.run()
+	}
 	return g, nil
+}
+
+// Close stops the gateway's background work: the key cache's reads of its store. The
+// gateway still serves, its stored keys from the cache as it stands (then, past
+// key_store.stale_for, not at all).
+func (g *Gateway) Close() {
+	if g.stored != nil {
+		g.stored.close()
+	}
 }
 
 // endpoint is one row of the API: its path pattern, method and handler.
@@ -332,7 +360,7 @@ type requestCtx struct {
 	id       string
 	start    time.Time
 	now      func() time.Time
-	key      *config.Key
+	key      *clientKey
 	endpoint string
 	model    string
 	stream   bool

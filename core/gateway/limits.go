@@ -50,7 +50,6 @@ type limiter struct {
 	timeout time.Duration
 	closed  bool // on_store_error: closed
 	policy  string
-	keys    map[string][]*rule // key name -> its rules; absent when the key has no limit
 	emf     *telemetry.EMF
 }
 
@@ -71,7 +70,7 @@ func (r *rule) applies(model string) bool {
 
 // lease is what one request took from its key's counters, settled when it ends.
 type lease struct {
-	key                  string
+	key                  string // the key's id: the counters follow it
 	w                    counters.Windows
 	rules                []*rule
 	priced               bool
@@ -80,26 +79,18 @@ type lease struct {
 	reservedUSD, usedUSD int64 // nano-USD
 }
 
-func newLimiter(cfg *config.Config, store counters.Store, metrics io.Writer) (*limiter, error) {
-	l := &limiter{store: store, timeout: cfg.Counters.Timeout.D(), policy: cfg.Counters.OnStoreError, keys: map[string][]*rule{}}
-	l.closed = l.policy == config.StoreErrorClosed
-	for i := range cfg.Keys {
-		k := &cfg.Keys[i]
-		kl := cfg.KeyLimitsOf(k)
-		if !kl.Limited() {
-			continue
-		}
-		rules := []*rule{newRule("", kl.Rate, kl.Budget)}
-		for _, g := range kl.Globs() {
-			if m := kl.PerModel[g]; m != nil {
-				rules = append(rules, newRule(g, m.Rate, m.Budget))
-			}
-		}
-		l.keys[k.Name] = rules
+// newLimiter returns the limiter of keys, nil when none has a limit and no stored key
+// (stored) may be given one.
+func newLimiter(cfg *config.Config, keys []clientKey, stored bool, store counters.Store, metrics io.Writer) (*limiter, error) {
+	limited := stored
+	for i := range keys {
+		limited = limited || keys[i].rules != nil
 	}
-	if len(l.keys) == 0 {
+	if !limited {
 		return nil, nil
 	}
+	l := &limiter{store: store, timeout: cfg.Counters.Timeout.D(), policy: cfg.Counters.OnStoreError}
+	l.closed = l.policy == config.StoreErrorClosed
 	if l.store == nil {
 		if s := cfg.Counters.Kind; s != "" && s != config.StoreMemory {
 			return nil, fmt.Errorf("gateway: counters.store is %s, but this platform supplied no counter store", s)
@@ -111,6 +102,21 @@ func newLimiter(cfg *config.Config, store counters.Store, metrics io.Writer) (*l
 	}
 	l.emf = telemetry.NewEMF(metrics, "fngate")
 	return l, nil
+}
+
+// compileRules returns the rules of a key's effective limits: its own scope first, then
+// one per per_model glob; nil when it has none.
+func compileRules(kl config.KeyLimits) []*rule {
+	if !kl.Limited() {
+		return nil
+	}
+	rules := []*rule{newRule("", kl.Rate, kl.Budget)}
+	for _, g := range kl.Globs() {
+		if m := kl.PerModel[g]; m != nil {
+			rules = append(rules, newRule(g, m.Rate, m.Budget))
+		}
+	}
+	return rules
 }
 
 func newRule(scope string, r *config.Rate, b *config.Budget) *rule {
@@ -136,7 +142,7 @@ func (q *request) admitLimits(in, out int) bool {
 		return true
 	}
 	var rules []*rule
-	for _, ru := range l.keys[rc.key.Name] {
+	for _, ru := range rc.key.rules {
 		if ru.applies(rc.model) {
 			rules = append(rules, ru)
 		}
@@ -144,7 +150,7 @@ func (q *request) admitLimits(in, out int) bool {
 	if len(rules) == 0 {
 		return true
 	}
-	ls := &lease{key: rc.key.Name, rules: rules, priced: m.cfg.Priced(), input: in, reservedTok: int64(in + out)}
+	ls := &lease{key: rc.key.ID, rules: rules, priced: m.cfg.Priced(), input: in, reservedTok: int64(in + out)}
 	if ls.priced {
 		usd, _ := cost(m.cfg.Price, &llm.Usage{InputTokens: &in, OutputTokens: &out})
 		ls.reservedUSD = nanoUSD(usd)
@@ -274,15 +280,17 @@ func (g *Gateway) settle(rc *requestCtx) {
 
 func (g *Gateway) counterStoreFailed(rc *requestCtx, op string, err error) {
 	l := g.limiter
-	g.log.LogAttrs(context.Background(), slog.LevelError, record.MsgCounterStoreError,
-		slog.String("request_id", rc.id),
-		slog.String("key", rc.key.Name),
+	attrs := appendKey([]slog.Attr{slog.String("request_id", rc.id)}, rc.key)
+	g.log.LogAttrs(context.Background(), slog.LevelError, record.MsgCounterStoreError, append(attrs,
 		slog.String("op", op),
 		slog.String("on_store_error", l.policy),
-		slog.String("error", err.Error()))
+		slog.String("error", err.Error()))...)
+	props := map[string]any{"key": rc.key.Name, "op": op, "request_id": rc.id}
+	if rc.key.stored {
+		props["key_id"] = rc.key.ID
+	}
 	_ = l.emf.Write(g.now(), []telemetry.Dimension{{Name: "OnStoreError", Value: l.policy}},
-		[]telemetry.Metric{{Name: record.MetricCounterStoreErrors, Unit: "Count", Value: 1}},
-		map[string]any{"key": rc.key.Name, "op": op, "request_id": rc.id})
+		[]telemetry.Metric{{Name: record.MetricCounterStoreErrors, Unit: "Count", Value: 1}}, props)
 }
 
 // refusal is the client's answer to a charge the store refused: budget_exceeded when a budget

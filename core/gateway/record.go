@@ -216,7 +216,7 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 	lbs := rc.labels
 	if lbs == nil && rc.key != nil {
 		// Refused before its body was decoded (labels come from the body): still its key.
-		lbs = []slog.Attr{slog.String("key", rc.key.Name)}
+		lbs = appendKey(nil, rc.key)
 	}
 	if len(lbs) > 0 {
 		attrs = append(attrs, slog.Attr{Key: "labels", Value: slog.GroupValue(lbs...)})

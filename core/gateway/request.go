@@ -129,7 +129,7 @@ func (q *request) open(wi wire, id string) {
 
 // authenticate finds the request's key, or refuses it.
 func (q *request) authenticate() bool {
-	key, oe := q.g.authenticate(q.r)
+	key, oe := q.g.authenticate(q.r, &q.rc)
 	if oe != nil {
 		q.refuse(oe)
 		return false

@@ -252,10 +252,7 @@ func (m *model) checkOutputMax(req *llm.Request, d door) *llm.Error {
 
 // labels are log-only: user, metadata and the session never reach a provider as labels.
 func labels(req *llm.Request, rc *requestCtx) []slog.Attr {
-	var out []slog.Attr
-	if rc.key != nil {
-		out = append(out, slog.String("key", rc.key.Name))
-	}
+	out := appendKey(nil, rc.key)
 	if req.User != "" {
 		out = append(out, slog.String("user", req.User))
 	}

@@ -215,8 +215,8 @@ var errSocketClosed = errors.New("the client closed the WebSocket connection")
 type socket struct {
 	g       *Gateway
 	conn    *websocket.Conn
-	id      string      // the upgrade's request id, in each of its requests' log lines
-	key     *config.Key // authenticated at the upgrade; every message is its key's
+	id      string     // the upgrade's request id, in each of its requests' log lines
+	key     *clientKey // authenticated at the upgrade; every message is its key's (a stored key's checked again: rekey)
 	req     *http.Request
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
@@ -239,7 +239,7 @@ type inbound struct {
 	tooBig bool // data is not read: the message exceeds limits.websocket_max_message_bytes
 }
 
-func newSocket(g *Gateway, conn *websocket.Conn, r *http.Request, key *config.Key, id string) *socket {
+func newSocket(g *Gateway, conn *websocket.Conn, r *http.Request, key *clientKey, id string) *socket {
 	// The library's own limit would close the connection before the client learns why; the
 	// reader bounds each message itself (read).
 	conn.SetReadLimit(-1)
@@ -339,9 +339,7 @@ func (s *socket) end() {
 		slog.Float64("duration_ms", ms(time.Since(s.started))),
 		slog.String("closed", s.closed),
 	}
-	if s.key != nil {
-		attrs = append(attrs, slog.String("key", s.key.Name))
-	}
+	attrs = appendKey(attrs, s.key)
 	s.g.log.LogAttrs(context.Background(), slog.LevelInfo, record.MsgWebSocket, attrs...)
 }
 
@@ -397,6 +395,9 @@ func (s *socket) respond(m inbound) {
 	g.startTrace(s.req, rc)
 	c, oe := parseCreate(m, g.sockets.maxMessage)
 	defer s.remember(d, c.previous)
+	if ke := s.rekey(rc); ke != nil { // the key first, as over HTTP
+		oe = ke
+	}
 	if oe != nil {
 		rc.model = c.model
 		q.refuse(oe)
@@ -415,6 +416,22 @@ func (s *socket) respond(m inbound) {
 		return
 	}
 	q.serveDoor(c.body)
+}
+
+// rekey checks a stored key again for each response.create, so a connection opened before
+// its key was revoked, disabled or rotated serves it no longer than a new request would be
+// (keycache.go); the message then runs under the key as it now is (its limits, its models).
+// A config key is as it was at the upgrade.
+func (s *socket) rekey(rc *requestCtx) *llm.Error {
+	if s.key == nil || !s.key.stored {
+		return nil
+	}
+	k, oe := s.g.stored.find(s.ctx, s.key.Hash, rc)
+	if oe != nil {
+		return oe
+	}
+	s.key, rc.key = k, k
+	return nil
 }
 
 // warmUp answers a response.create with generate: false, which Codex sends as a session

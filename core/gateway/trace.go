@@ -88,6 +88,9 @@ func (rc *requestCtx) endTrace(now time.Time, status int, route string, oe *llm.
 	}
 	if rc.key != nil {
 		rec.Key = rc.key.Name
+		if rc.key.stored {
+			rec.KeyID = rc.key.ID
+		}
 	}
 	if rc.costSet {
 		c := rc.costUSD

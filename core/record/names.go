@@ -24,6 +24,15 @@ const (
 	// MsgWebSocket (INFO) is one WebSocket connection, logged when it closes: its id, key, the
 	// number of messages it carried, how long it lasted and why it closed.
 	MsgWebSocket = "websocket"
+	// MsgKeyRefused (WARN) is a request whose secret belongs to a stored key that no longer
+	// works (disabled, expired, deleted, or the old secret of a rotated key): its id, name and
+	// why. The client got the 401 an unknown key gets.
+	MsgKeyRefused = "key_refused"
+	// MsgKeyStoreError (ERROR) is the first failed call of a burst of failed key store calls;
+	// MsgKeyStoreRecovered (INFO) is the first call that answered after it, with how many
+	// failed and for how long. Requests in between are not logged one by one.
+	MsgKeyStoreError     = "key_store_error"
+	MsgKeyStoreRecovered = "key_store_recovered"
 )
 
 // MetricCounterStoreErrors counts failed counter calls (EMF, namespace fngate, dimension

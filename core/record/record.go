@@ -61,6 +61,7 @@ type Request struct {
 	Endpoint  string
 	Model     string // the gateway model asked for; "" when the body could not say
 	Key       string // the client key's name; "" on an open gateway or before authentication
+	KeyID     string // a stored key's id (key_...); "" for a config key, whose id is its name
 	Stream    bool
 	Status    int
 	Route     string // the route that answered, or the last one tried

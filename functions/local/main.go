@@ -9,7 +9,8 @@
 // it the ~655 MB of Google Cloud modules its SDK downloads on a first build (providers.go);
 // the Firestore counter and response stores, whose client is the same SDK, go with it
 // (firestore.go). Stored responses stay in memory unless the config's responses section
-// says otherwise (responses.go). Logs are readable text on a terminal and JSON otherwise
+// says otherwise (responses.go); keys issued at runtime are served from the key store the
+// config names (keystore.go). Logs are readable text on a terminal and JSON otherwise
 // (logging.format decides when set); traces and metrics go to an OpenTelemetry collector
 // when the config's telemetry block or the OTEL_* variables ask for it, and what is batched
 // is flushed on the way out. The Responses API's WebSocket mode is served; on SIGTERM each
@@ -104,10 +105,17 @@ func run() error {
 	}
 	defer closeCounters()
 	gopt.Counters = store
+	keys, keyStore, closeKeys, err := openKeyStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeKeys()
+	gopt.KeyStore = keys
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err
 	}
+	defer gw.Close()
 
 	if *debugAddr != "" {
 		if err := serveDebug(*debugAddr); err != nil {
@@ -129,7 +137,7 @@ func run() error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),
-		slog.String("responses", stored), slog.String("telemetry", tel.Describe()))
+		slog.String("responses", stored), slog.String("key_store", keyStore), slog.String("telemetry", tel.Describe()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

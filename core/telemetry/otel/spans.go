@@ -55,6 +55,7 @@ const (
 	keyOutcome        = attribute.Key("fngate.outcome")
 	keyCost           = attribute.Key("fngate.cost_usd")
 	keyKey            = attribute.Key("fngate.key")
+	keyKeyID          = attribute.Key("fngate.key_id") // a stored key's id, beside its name
 	keyErrorCode      = attribute.Key("fngate.error.code")
 	keyOverhead       = attribute.Key("fngate.overhead")
 	keyUpstreamStatus = attribute.Key("fngate.upstream.status_code")
@@ -196,6 +197,9 @@ func (q *request) End(rec *record.Request) {
 	}
 	if rec.Key != "" {
 		attrs = append(attrs, keyKey.String(rec.Key))
+	}
+	if rec.KeyID != "" {
+		attrs = append(attrs, keyKeyID.String(rec.KeyID))
 	}
 	if rec.Transport != "" {
 		attrs = append(attrs, keyTransport.String(rec.Transport))
