@@ -298,11 +298,14 @@ func (s *socket) serve() {
 }
 
 // deadline is when the connection stops taking messages: limits.websocket_max_duration after
-// it opened, or a little before the platform ends the request, when that comes first.
+// it opened, or, when that comes first, a little before the request's time limit (limitTime)
+// would cancel the connection's context, which would leave no time to tell the client why.
 func (s *socket) deadline() time.Time {
 	end := s.started.Add(s.g.sockets.lifetime)
 	if d, ok := s.req.Context().Deadline(); ok {
-		if early := d.Add(-min(5*time.Second, time.Until(d)/4)); early.Before(end) {
+		left := time.Until(d)
+		cut := left - min(s.g.deadlineMargin, left/4)
+		if early := time.Now().Add(cut - min(time.Second, cut/10)); early.Before(end) {
 			end = early
 		}
 	}
