@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -26,6 +27,8 @@ type Options struct {
 	// ClientSecret, when set, must authenticate the client at /token (basic or post);
 	// empty is a public client (PKCE alone).
 	ClientSecret string
+	// RedirectURIs are the client's registered redirect URIs; none allows any loopback URL.
+	RedirectURIs []string
 	// Now is the clock of iat and exp. If nil, time.Now is used.
 	Now func() time.Time
 }
@@ -42,6 +45,10 @@ type Issuer struct {
 	srv *httptest.Server
 	key *rsa.PrivateKey
 	kid string
+
+	mu    sync.Mutex
+	user  Claims               // who /authorize signs in
+	codes map[string]*authCode // issued, not yet redeemed
 }
 
 // keyID names the issuer's signing key in its JWKS and its tokens' headers.
@@ -56,10 +63,12 @@ func Start(opt Options) (*Issuer, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	i := &Issuer{opt: opt, key: key, kid: keyID}
+	i := &Issuer{opt: opt, key: key, kid: keyID, codes: map[string]*authCode{},
+		user: Claims{"sub": "user-1", "email": "ops@example.com", "email_verified": true}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", i.discovery)
 	mux.HandleFunc("GET /jwks", i.jwks)
+	i.flowRoutes(mux)
 	i.srv = httptest.NewServer(mux)
 	i.URL = i.srv.URL
 	return i, nil
@@ -74,11 +83,16 @@ func (i *Issuer) ClientID() string { return i.opt.ClientID }
 func (i *Issuer) discovery(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                i.URL,
+		"authorization_endpoint":                i.URL + "/authorize",
+		"token_endpoint":                        i.URL + "/token",
 		"jwks_uri":                              i.URL + "/jwks",
 		"response_types_supported":              []string{"code"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 		"scopes_supported":                      []string{"openid", "email", "profile", "groups"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"grant_types_supported":                 []string{"authorization_code"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
 		"claims_supported":                      []string{"sub", "email", "email_verified", "hd", "groups", "name"},
 	})
 }
