@@ -197,14 +197,14 @@ func keyBody(f url.Values, cur *keyJSON, create bool) (map[string]any, string) {
 		return nil, bad
 	}
 	if create && rate != nil || !create && f.Has("rpm") && !reflect.DeepEqual(zeroRate(rate), zeroRate(cur.Rate)) {
-		body["rate"] = zeroRate(rate)
+		body["rate"] = rate // nil (blank): key_defaults apply again
 	}
 	budget, bad := budgetOf(f)
 	if bad != "" {
 		return nil, bad
 	}
 	if create && budget != nil || !create && f.Has("usd_day") && !reflect.DeepEqual(zeroBudget(budget), zeroBudget(cur.Budget)) {
-		body["budget"] = zeroBudget(budget)
+		body["budget"] = budget
 	}
 	if f.Has("per_model") {
 		pm := map[string]*modelLimitsJSON{}
@@ -219,8 +219,15 @@ func keyBody(f url.Values, cur *keyJSON, create bool) (map[string]any, string) {
 		if cur != nil {
 			old = cur.PerModel
 		}
-		if create && len(pm) > 0 || !create && !reflect.DeepEqual(pm, nonNilMap(old)) {
+		switch {
+		case create && len(pm) > 0:
 			body["per_model"] = pm
+		case !create && !reflect.DeepEqual(pm, nonNilMap(old)):
+			if len(pm) == 0 {
+				body["per_model"] = nil
+			} else {
+				body["per_model"] = pm
+			}
 		}
 	}
 	if f.Has("expires_at") {
