@@ -21,7 +21,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 )
 
-// The key store and the control plane (docs/control-plane.md), checked against the contracts
+// The key store and the control plane (docs/deploy.md, "Key store and control plane"), checked against the contracts
 // the stores and the function mains keep: the key store's schema and IAM (the package docs of
 // core/keystore/dynamostore and firestorestore), the usage history's TTL (core/counters), and
 // the environment the mains read, taken from their source where it is on this branch.

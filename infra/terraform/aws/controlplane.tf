@@ -1,8 +1,8 @@
-# The control plane (docs/control-plane.md): the admin API under /admin/v1/ and the console
-# at /console, in a function of its own with its own public URL (the admin API authenticates
-# every call itself), so the gateway's binary and cold start carry none of it and /admin/v1/
-# is never reachable on the gateway's URL. control_plane = false leaves it all out; the key
-# store stays, and the gateway serves its keys either way.
+# The control plane (docs/deploy.md, "Key store and control plane"): the admin API under
+# /admin/v1/ and the console at /console, in a function of its own with its own public URL
+# (the admin API authenticates every call itself), so the gateway's binary and cold start
+# carry none of it and /admin/v1/ is never reachable on the gateway's URL. control_plane =
+# false leaves it all out; the key store stays, and the gateway serves its keys either way.
 
 locals {
   control_plane      = var.control_plane ? 1 : 0
