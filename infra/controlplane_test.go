@@ -990,3 +990,18 @@ func registeredFunctions(t *testing.T, dir string) (names []string, ok bool) {
 	}
 	return names, true
 }
+
+// TestTemplatesSetWhatTheGatewayReads: what the gateway's mains read (their source on this
+// branch, the key store's variables included once they are wired) is set by every template.
+// PROVIDER_ERROR_BUS is set on the EventBridge path only, the one checked here.
+func TestTemplatesSetWhatTheGatewayReads(t *testing.T) {
+	sam := samFor(t, map[string]any{"ErrorDelivery": "EventBridge"})
+	checkMainEnv(t, "the gateway (SAM)", "../functions/lambda", nil,
+		keysOf(dig(sam.res, "GatewayFunction", "Properties", "Environment", "Variables").(map[string]any)))
+	aws := parseModule(t, "terraform/aws")
+	checkMainEnv(t, "the gateway (Terraform AWS)", "../functions/lambda", nil,
+		keysOf(tfContext(t, aws, nil).Variables["local"].GetAttr("environment").AsValueMap()))
+	gcp := parseModule(t, "terraform/gcp")
+	checkMainEnv(t, "the gateway (Terraform GCP)", "../functions/gcf", nil,
+		keysOf(tfContext(t, gcp, nil).Variables["local"].GetAttr("environment").AsValueMap()))
+}
