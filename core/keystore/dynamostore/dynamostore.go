@@ -132,7 +132,7 @@ func itemKey(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{KeyPartition: s(pk), KeySort: s(sk)}
 }
 
-func hashPK(h [32]byte) string { return "hash#" + hex.EncodeToString(h[:]) }
+func hashPK(h [32]byte) string  { return "hash#" + hex.EncodeToString(h[:]) }
 func namePK(name string) string { return "name#" + name }
 
 // stamp is a time as a fixed-width string, so times compare as strings do; times before
