@@ -143,7 +143,9 @@ func keyFrom(snap *firestore.DocumentSnapshot) (*keystore.Key, error) {
 	return keystore.DecodeKey([]byte(d.Doc))
 }
 
-func (s *Store) hashRef(h [32]byte) *firestore.DocumentRef { return s.hashes.Doc(hex.EncodeToString(h[:])) }
+func (s *Store) hashRef(h [32]byte) *firestore.DocumentRef {
+	return s.hashes.Doc(hex.EncodeToString(h[:]))
+}
 
 func (s *Store) nameRef(name string) *firestore.DocumentRef {
 	h := sha256.Sum256([]byte(name))
