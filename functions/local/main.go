@@ -109,6 +109,12 @@ func run() error {
 	}
 	defer closeCounters()
 	gopt.Counters = store
+	history, closeHistory, err := openHistory(ctx, cfg, store)
+	if err != nil {
+		return err
+	}
+	defer closeHistory()
+	gopt.History = history
 	keys, keyStore, closeKeys, err := openKeyStore(ctx, cfg)
 	if err != nil {
 		return err
