@@ -35,8 +35,13 @@ func sha(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func testConfig(t *testing.T, extra string) *config.Config {
+// testConfig is the test's config: two admin keys, a priced mock model, a memory key
+// store; oidc, when not empty, is the admin.oidc section (in flow style).
+func testConfig(t *testing.T, extra, oidc string) *config.Config {
 	t.Helper()
+	if oidc != "" {
+		oidc = "  oidc: " + oidc + "\n"
+	}
 	y := `
 key_store: {store: memory}
 admin:
@@ -44,7 +49,7 @@ admin:
   keys:
     - {name: ops, sha256: "` + sha(adminSecret) + `", role: admin}
     - {name: watcher, sha256: "` + sha(viewerSecret) + `", role: viewer}
-connections:
+` + oidc + `connections:
   m: {kind: mock}
 models:
   mock/echo:
@@ -88,9 +93,11 @@ type fixture struct {
 	clock   *clock
 }
 
-func newFixture(t *testing.T, extra string) *fixture {
+func newFixture(t *testing.T, extra string) *fixture { return newFixtureOIDC(t, extra, "") }
+
+func newFixtureOIDC(t *testing.T, extra, oidc string) *fixture {
 	t.Helper()
-	cfg := testConfig(t, extra)
+	cfg := testConfig(t, extra, oidc)
 	f := &fixture{t: t, cfg: cfg, keys: keystore.NewMemory(), history: counters.NewMemoryHistory(),
 		clock: &clock{t: time.Now().UTC().Truncate(time.Second)}}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
