@@ -19,6 +19,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters/firestorecounters"
 )
 
 // The key store and the control plane (docs/deploy.md, "Key store and control plane"), checked against the contracts
@@ -779,18 +780,19 @@ func TestTerraformGCPKeyStore(t *testing.T) {
 }
 
 // TestTerraformGCPUsageHistory: the history items' TTL policy, on the field and collection
-// the history store writes (HISTORY-STORE.md: <counters_prefix>usage, expires), in the
-// counters database.
+// the history store writes (firestorecounters: <prefix>usage, expires), in the counters
+// database.
 func TestTerraformGCPUsageHistory(t *testing.T) {
 	m := parseModule(t, "terraform/gcp")
 	ctx := tfContext(t, m, map[string]cty.Value{"counters_prefix": cty.StringVal("team_")})
+	collection := "team_" + firestorecounters.UsageCollection
 	ttl := m.find("resource", "google_firestore_field", "usage_ttl")
-	if valString(t, ctx, ttl, "collection") != "team_usage" || valString(t, ctx, ttl, "field") != "expires" || child(ttl, "ttl_config") == nil ||
+	if valString(t, ctx, ttl, "collection") != collection || valString(t, ctx, ttl, "field") != firestorecounters.TTLField || child(ttl, "ttl_config") == nil ||
 		valString(t, ctx, ttl, "database") != "google_firestore_database.counters.name" {
-		t.Errorf("the usage TTL must be on <counters_prefix>usage.expires in the counters database")
+		t.Errorf("the usage TTL must be on %s.%s in the counters database", collection, firestorecounters.TTLField)
 	}
 	un := m.find("resource", "google_firestore_field", "usage_unindexed")
-	if valString(t, ctx, un, "collection") != "team_usage" || valString(t, ctx, un, "field") != "m" || len(child(un, "index_config").Body.Blocks) != 0 {
+	if valString(t, ctx, un, "collection") != collection || valString(t, ctx, un, "field") != "m" || len(child(un, "index_config").Body.Blocks) != 0 {
 		t.Errorf("the per-model counts (m) must be exempt from indexing")
 	}
 	if !slices.Contains(refs(un, "depends_on"), "google_firestore_field.usage_ttl") {
