@@ -233,10 +233,14 @@ func keysOf[V any](m map[string]V) map[string]bool {
 
 // ---- SAM ----
 
+// TestTemplateKeyStore: the key store, with or without the control plane; the gateway serves
+// its keys with a public URL, reading them only. Behind AWS_IAM the SigV4 signature takes the
+// Authorization header, so no gateway key can arrive (the gateway refuses keys in config
+// there too): the gateway is then given neither the table nor access to it.
 func TestTemplateKeyStore(t *testing.T) {
-	for _, deploy := range []string{"true", "false"} {
-		t.Run("DeployControlPlane="+deploy, func(t *testing.T) {
-			v := samFor(t, map[string]any{"DeployControlPlane": deploy})
+	for _, c := range []struct{ deploy, auth string }{{"true", "NONE"}, {"false", "NONE"}, {"true", "AWS_IAM"}, {"false", "AWS_IAM"}} {
+		t.Run("DeployControlPlane="+c.deploy+",UrlAuthType="+c.auth, func(t *testing.T) {
+			v := samFor(t, map[string]any{"DeployControlPlane": c.deploy, "UrlAuthType": c.auth})
 			tbl, err := v.tmpl.GetDynamoDBTableWithName("KeysTable")
 			if err != nil {
 				t.Fatalf("the key store stays without the control plane: %v", err)
@@ -290,8 +294,13 @@ func TestTemplateKeyStore(t *testing.T) {
 			}
 
 			gw := v.res["GatewayFunction"]
-			if got := dig(gw, "Properties", "Environment", "Variables", "KEYS_TABLE"); got != "Ref:KeysTable" {
-				t.Errorf("gateway KEYS_TABLE = %v, want Ref:KeysTable", got)
+			public := c.auth == "NONE"
+			wantEnv, wantGrants := any("Ref:KeysTable"), samKeysReadGrants
+			if !public {
+				wantEnv, wantGrants = nil, nil
+			}
+			if got := dig(gw, "Properties", "Environment", "Variables", "KEYS_TABLE"); got != wantEnv {
+				t.Errorf("gateway KEYS_TABLE = %v, want %v", got, wantEnv)
 			}
 			var onKeys []string
 			for _, g := range functionGrants(t, gw) {
@@ -299,11 +308,13 @@ func TestTemplateKeyStore(t *testing.T) {
 					onKeys = append(onKeys, g)
 				}
 			}
-			if !slices.Equal(onKeys, samKeysReadGrants) {
-				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, samKeysReadGrants)
+			if !slices.Equal(onKeys, wantGrants) {
+				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, wantGrants)
 			}
 			checkNoKeyWrites(t, "the gateway", functionGrants(t, gw), "KeysTable")
-			checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(dig(gw, "Properties", "Environment", "Variables").(map[string]any)))
+			if public {
+				checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(dig(gw, "Properties", "Environment", "Variables").(map[string]any)))
+			}
 			if strings.Contains(stringsOf(v.res["RemediationFunction"]), "KeysTable") {
 				t.Errorf("the remediation function is given the key store")
 			}
@@ -520,9 +531,13 @@ func zipNames(path string) ([]string, error) {
 
 func TestTerraformAWSKeyStore(t *testing.T) {
 	m := parseModule(t, "terraform/aws")
-	for _, on := range []bool{true, false} {
-		t.Run(fmt.Sprint("control_plane=", on), func(t *testing.T) {
-			ctx := tfContext(t, m, map[string]cty.Value{"control_plane": cty.BoolVal(on)})
+	for _, c := range []struct {
+		on   bool
+		auth string
+	}{{true, "NONE"}, {false, "NONE"}, {true, "AWS_IAM"}, {false, "AWS_IAM"}} {
+		t.Run(fmt.Sprintf("control_plane=%v,url_auth_type=%s", c.on, c.auth), func(t *testing.T) {
+			ctx := tfContext(t, m, map[string]cty.Value{"control_plane": cty.BoolVal(c.on), "url_auth_type": cty.StringVal(c.auth)})
+			public := c.auth == "NONE"
 			tbl := m.find("resource", "aws_dynamodb_table", "keys")
 			if count(t, ctx, tbl) != 1 {
 				t.Fatalf("the key store must stay without the control plane")
@@ -557,10 +572,13 @@ func TestTerraformAWSKeyStore(t *testing.T) {
 			}
 
 			env := ctx.Variables["local"].GetAttr("environment")
-			if !env.Type().HasAttribute("KEYS_TABLE") || env.GetAttr("KEYS_TABLE").AsString() != "aws_dynamodb_table.keys.name" {
-				t.Errorf("the gateway lacks KEYS_TABLE = the keys table")
+			has := env.Type().HasAttribute("KEYS_TABLE")
+			if has != public || has && env.GetAttr("KEYS_TABLE").AsString() != "aws_dynamodb_table.keys.name" {
+				t.Errorf("the gateway's KEYS_TABLE present = %v with url_auth_type = %s, want the keys table with a public URL only", has, c.auth)
 			}
-			checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(env.AsValueMap()))
+			if public {
+				checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(env.AsValueMap()))
+			}
 			gw := rolePolicies(t, ctx, m, "gateway")
 			var onKeys []string
 			for _, g := range gw {
@@ -568,8 +586,12 @@ func TestTerraformAWSKeyStore(t *testing.T) {
 					onKeys = append(onKeys, g)
 				}
 			}
-			if !slices.Equal(onKeys, tfKeysReadGrants) {
-				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, tfKeysReadGrants)
+			want := tfKeysReadGrants
+			if !public {
+				want = nil
+			}
+			if !slices.Equal(onKeys, want) {
+				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, want)
 			}
 			checkNoKeyWrites(t, "the gateway", gw, "aws_dynamodb_table.keys")
 			if !slices.Contains(refs(m.find("resource", "aws_lambda_function", "gateway"), "depends_on"), "aws_iam_role_policy.keys") {
@@ -995,14 +1017,15 @@ func registeredFunctions(t *testing.T, dir string) (names []string, ok bool) {
 
 // TestTemplatesSetWhatTheGatewayReads: what the gateway's mains read (their source on this
 // branch, the key store's variables included once they are wired) is set by every template.
-// PROVIDER_ERROR_BUS is set on the EventBridge path only, the one checked here.
+// PROVIDER_ERROR_BUS is set on the EventBridge path only, KEYS_TABLE with a public URL only:
+// those are the ones checked here.
 func TestTemplatesSetWhatTheGatewayReads(t *testing.T) {
-	sam := samFor(t, map[string]any{"ErrorDelivery": "EventBridge"})
+	sam := samFor(t, map[string]any{"ErrorDelivery": "EventBridge", "UrlAuthType": "NONE"})
 	checkMainEnv(t, "the gateway (SAM)", "../functions/lambda", nil,
 		keysOf(dig(sam.res, "GatewayFunction", "Properties", "Environment", "Variables").(map[string]any)))
 	aws := parseModule(t, "terraform/aws")
 	checkMainEnv(t, "the gateway (Terraform AWS)", "../functions/lambda", nil,
-		keysOf(tfContext(t, aws, nil).Variables["local"].GetAttr("environment").AsValueMap()))
+		keysOf(tfContext(t, aws, map[string]cty.Value{"url_auth_type": cty.StringVal("NONE")}).Variables["local"].GetAttr("environment").AsValueMap()))
 	gcp := parseModule(t, "terraform/gcp")
 	checkMainEnv(t, "the gateway (Terraform GCP)", "../functions/gcf", nil,
 		keysOf(tfContext(t, gcp, nil).Variables["local"].GetAttr("environment").AsValueMap()))
