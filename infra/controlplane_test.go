@@ -770,14 +770,29 @@ func TestTerraformGCPKeyStore(t *testing.T) {
 		}
 	}
 
-	env := ctx.Variables["local"].GetAttr("environment")
-	for k, want := range map[string]string{"KEYS_PROJECT": "var.project_id", "KEYS_DATABASE": database, "KEYS_COLLECTION": config.DefaultKeysCollection} {
-		if !env.Type().HasAttribute(k) || env.GetAttr(k).AsString() != want {
-			t.Errorf("the gateway's %s is not %s", k, want)
+	// The gateway serves stored keys when public, or when told to: with a key store every
+	// request needs a key, which a private function's callers (IAM alone) may not send.
+	iam := m.find("resource", "google_project_iam_member", "gateway_keys")
+	for _, c := range []struct {
+		public bool
+		stored cty.Value
+		want   bool
+	}{{true, cty.NullVal(cty.Bool), true}, {false, cty.NullVal(cty.Bool), false}, {false, cty.True, true}, {true, cty.False, false}} {
+		cctx := tfContext(t, m, map[string]cty.Value{"public": cty.BoolVal(c.public), "stored_keys": c.stored})
+		env := cctx.Variables["local"].GetAttr("environment")
+		for k, want := range map[string]string{"KEYS_PROJECT": "var.project_id", "KEYS_DATABASE": database, "KEYS_COLLECTION": config.DefaultKeysCollection} {
+			has := env.Type().HasAttribute(k)
+			if has != c.want || has && env.GetAttr(k).AsString() != want {
+				t.Errorf("public = %v, stored_keys = %#v: the gateway's %s present = %v, want %v (= %s)", c.public, c.stored, k, has, c.want, want)
+			}
+		}
+		if c.want {
+			checkStoreEnvRead(t, "the gateway", "../functions/gcf", "KEYS_", keysOf(env.AsValueMap()))
+		}
+		if got := count(t, cctx, iam); got != map[bool]int{true: 1, false: 0}[c.want] {
+			t.Errorf("public = %v, stored_keys = %#v: %d read roles on the keys database for the gateway", c.public, c.stored, got)
 		}
 	}
-	checkStoreEnvRead(t, "the gateway", "../functions/gcf", "KEYS_", keysOf(env.AsValueMap()))
-	iam := m.find("resource", "google_project_iam_member", "gateway_keys")
 	if valString(t, ctx, iam, "role") != "roles/datastore.viewer" || valString(t, ctx, iam, "member") != "google_service_account.gateway.member" {
 		t.Errorf("the gateway must read the keys database (roles/datastore.viewer), no more")
 	}
@@ -1017,8 +1032,8 @@ func registeredFunctions(t *testing.T, dir string) (names []string, ok bool) {
 
 // TestTemplatesSetWhatTheGatewayReads: what the gateway's mains read (their source on this
 // branch, the key store's variables included once they are wired) is set by every template.
-// PROVIDER_ERROR_BUS is set on the EventBridge path only, KEYS_TABLE with a public URL only:
-// those are the ones checked here.
+// PROVIDER_ERROR_BUS is set on the EventBridge path only, the key store's variables with a
+// public URL (or function) only: those are the ones checked here.
 func TestTemplatesSetWhatTheGatewayReads(t *testing.T) {
 	sam := samFor(t, map[string]any{"ErrorDelivery": "EventBridge", "UrlAuthType": "NONE"})
 	checkMainEnv(t, "the gateway (SAM)", "../functions/lambda", nil,
@@ -1028,5 +1043,5 @@ func TestTemplatesSetWhatTheGatewayReads(t *testing.T) {
 		keysOf(tfContext(t, aws, map[string]cty.Value{"url_auth_type": cty.StringVal("NONE")}).Variables["local"].GetAttr("environment").AsValueMap()))
 	gcp := parseModule(t, "terraform/gcp")
 	checkMainEnv(t, "the gateway (Terraform GCP)", "../functions/gcf", nil,
-		keysOf(tfContext(t, gcp, nil).Variables["local"].GetAttr("environment").AsValueMap()))
+		keysOf(tfContext(t, gcp, map[string]cty.Value{"public": cty.True}).Variables["local"].GetAttr("environment").AsValueMap()))
 }
