@@ -230,7 +230,7 @@ func (h *harness) binaries(t *testing.T) string {
 		if h.buildErr != nil {
 			return
 		}
-		for name, pkg := range map[string]string{"fngate-local": "./functions/local", "fngate-remediate": "./events/cmd/fngate-remediate"} {
+		for name, pkg := range map[string]string{"fngate-local": "./functions/local", "fngate-remediate": "./events/cmd/fngate-remediate", "fngate": "./events/cmd/fngate"} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(h.bin, name), pkg)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -315,6 +315,7 @@ if [ "$1" = run ]; then
   case "$2" in
   ./functions/local) shift 2; exec "$DOCCHECK_BIN/fngate-local" -addr "$DOCCHECK_ADDR" "$@" ;;
   ./events/cmd/fngate-remediate) shift 2; exec "$DOCCHECK_BIN/fngate-remediate" "$@" ;;
+  ./events/cmd/fngate) shift 2; exec "$DOCCHECK_BIN/fngate" "$@" ;;
   esac
 fi
 echo "doccheck: the snippet runs 'go $*', which the snippet test does not run" >&2; exit 97
