@@ -4,15 +4,18 @@
 // The old name, fngate-remediate, runs the route-state commands for one more release.
 //
 //	cli.go          Main and Remediate: flags, dispatch, exit codes, output
+//	api.go          connect and print: the one path every API command takes
 //	client.go       the admin API client: over HTTP (-url) or in process (direct mode)
 //	direct.go       direct mode: the config's stores behind the admin handler, as cli:<user>
 //	keys.go         fngate keys list|get|create|update|disable|enable|rotate|delete
 //	usage.go        fngate usage: requests, tokens and spend per key, day or month
 //	routes.go       fngate routes list|cool|restore
 //	audit.go        fngate audit
+//	whoami.go       fngate whoami: who the API takes the caller for
 //	version.go      fngate version
 //	remediation.go  fngate remediation status|actions|rollback|clear|sweep|ingest (route state)
-//	routestore.go   the route-state stores those commands open
+//	routestore.go   the route-state stores those commands (and direct mode) open
+//	keystores.go    the key stores direct mode opens
 //	windows.go      fngate remediation usage: the counters' current windows beside the limits
 package cli
 
@@ -77,6 +80,16 @@ func Main(ctx context.Context, env Env) int {
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	var err error
 	switch cmd {
+	case "keys":
+		err = o.keys(ctx, rest)
+	case "usage":
+		err = o.usage(ctx, rest)
+	case "routes":
+		err = o.routes(ctx, rest)
+	case "audit":
+		err = o.audit(ctx, rest)
+	case "whoami":
+		err = o.whoami(ctx, rest)
 	case "version":
 		err = o.version(rest)
 	case "remediation":
@@ -114,6 +127,7 @@ Commands:
   routes cool [-for 15m] [-reason TEXT] ID
   routes restore [-reason TEXT] ID
   audit [-target ID] [-since TIME] [-until TIME] [-after CURSOR] [-limit N]
+  whoami        who the API takes the token for
   remediation [-store SPEC] status | actions | rollback | clear | sweep | ingest | usage
               (the route-state commands of self-repair; fngate remediation -h)
   version
@@ -165,7 +179,7 @@ func (o *op) parse(fs *flag.FlagSet, args []string, want int, usage string) ([]s
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, errUsage // the flag package printed what was wrong, and the flags
 		}
 		if fs.NArg() == 0 {
 			break

@@ -120,7 +120,7 @@ func (c *remediator) subcommand(cmd string) *flag.FlagSet {
 // parse reads a command's flags and checks its number of arguments.
 func (c *remediator) parse(fs *flag.FlagSet, args []string, want int, usage string) error {
 	if err := fs.Parse(args); err != nil {
-		return err
+		return errUsage // the flag package printed what was wrong, and the flags
 	}
 	if fs.NArg() != want {
 		fmt.Fprintln(fs.Output(), "usage:", c.prog, usage)

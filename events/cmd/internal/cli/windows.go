@@ -34,7 +34,7 @@ func (c *remediator) windowUsage(ctx context.Context, fs *flag.FlagSet, args []s
 	prefix := fs.String("counters-prefix", getenv("COUNTERS_PREFIX"), "Firestore collection prefix (default fngate_)")
 	database := fs.String("counters-database", getenv("COUNTERS_DATABASE"), "Firestore database (default (default))")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return errUsage
 	}
 	var cfg *config.Config
 	if *cfgPath != "" {
