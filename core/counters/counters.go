@@ -7,10 +7,12 @@
 //	item.go       one key's counters as plain values: the semantics memory and file share
 //	memory.go     a Store in process memory (one instance; tests)
 //	history.go    History: usage per key, UTC day and model, kept a year (and MemoryHistory)
-//	file.go       a Store in one JSON file under a file lock (processes on one machine: make run)
-//	dynamocounters/         DynamoDB: one item per key, one conditional UpdateItem per admission
-//	firestorecounters/      Firestore: sharded documents per key, one read and one write per admission
-//	internal/counterstest/  the conformance suite every Store passes
+//	file.go       a Store and History in one JSON file under a file lock (processes on one machine: make run)
+//	dynamocounters/         DynamoDB: one item per key, one conditional UpdateItem per admission;
+//	                        history in an item per key and day (history.go)
+//	firestorecounters/      Firestore: sharded documents per key, one read and one write per admission;
+//	                        history in sharded documents per key and day (history.go)
+//	internal/counterstest/  the conformance suites every Store and every History passes
 //
 // A key's counters are named by kind (requests and tokens per minute, spend per day and per
 // month) and scope (the key as a whole, or one of its per-model rules). Each counter lives in

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/fngate/fngate/core/internal/atomicfile"
 	"github.com/fngate/fngate/core/internal/filelock"
@@ -34,6 +35,8 @@ func OpenFile(path string) (*File, error) {
 
 type fileData struct {
 	Keys map[string]*item `json:"keys"`
+	// History is the usage history: key -> UTC day -> model -> usage.
+	History map[string]map[string]map[string]Usage `json:"history,omitempty"`
 }
 
 func (f *File) load() (*fileData, error) {
@@ -54,8 +57,8 @@ func (f *File) load() (*fileData, error) {
 	return d, nil
 }
 
-// update runs op on the key's item under both locks and saves the file when op says so.
-func (f *File) update(key string, w Windows, op func(*item) bool) error {
+// modify runs op on the file's data under both locks and saves the file when op says so.
+func (f *File) modify(op func(*fileData) bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	unlock, err := filelock.Lock(f.path + ".lock")
@@ -67,13 +70,25 @@ func (f *File) update(key string, w Windows, op func(*item) bool) error {
 	if err != nil {
 		return err
 	}
+	if !op(d) {
+		return nil
+	}
+	return f.save(d)
+}
+
+// update runs op on the key's item and saves the file when op says so.
+func (f *File) update(key string, w Windows, op func(*item) bool) error {
+	return f.modify(func(d *fileData) bool { return f.updateItem(d, key, w, op) })
+}
+
+func (f *File) updateItem(d *fileData, key string, w Windows, op func(*item) bool) bool {
 	it := d.Keys[key]
 	if it == nil {
 		it = &item{}
 		d.Keys[key] = it
 	}
 	if !op(it) {
-		return nil
+		return false
 	}
 	// Keys idle past their last window are forgotten, as TTL forgets them in the cloud stores.
 	for k, other := range d.Keys {
@@ -81,7 +96,7 @@ func (f *File) update(key string, w Windows, op func(*item) bool) error {
 			delete(d.Keys, k)
 		}
 	}
-	return f.save(d)
+	return true
 }
 
 func (f *File) save(d *fileData) error {
@@ -124,4 +139,46 @@ func (f *File) Read(_ context.Context, key string, w Windows) (Counts, error) {
 	return it.read(w), nil
 }
 
-var _ Store = (*File)(nil)
+// AddUsage adds u to the key's day in the same file, and forgets days older than
+// HistoryDays before at, as TTL forgets them in the cloud stores.
+func (f *File) AddUsage(_ context.Context, key string, at time.Time, model string, u Usage) error {
+	return f.modify(func(d *fileData) bool {
+		if d.History == nil {
+			d.History = map[string]map[string]map[string]Usage{}
+		}
+		byDay := d.History[key]
+		if byDay == nil {
+			byDay = map[string]map[string]Usage{}
+			d.History[key] = byDay
+		}
+		day := Day(at)
+		if byDay[day] == nil {
+			byDay[day] = map[string]Usage{}
+		}
+		v := byDay[day][model]
+		v.Add(u)
+		byDay[day][model] = v
+		oldest := Day(at.AddDate(0, 0, -HistoryDays))
+		for _, days := range d.History {
+			for dd := range days {
+				if dd < oldest {
+					delete(days, dd)
+				}
+			}
+		}
+		return true
+	})
+}
+
+func (f *File) Usage(_ context.Context, key string, from, to time.Time) ([]DayUsage, error) {
+	d, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	return rows(d.History[key], from, to), nil
+}
+
+var (
+	_ Store   = (*File)(nil)
+	_ History = (*File)(nil)
+)

@@ -93,16 +93,26 @@ func (h *MemoryHistory) AddUsage(_ context.Context, key string, at time.Time, mo
 func (h *MemoryHistory) Usage(_ context.Context, key string, from, to time.Time) ([]DayUsage, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return rows(h.m[key], from, to), nil
+}
+
+// rows are one key's usage (day -> model -> usage) on the days from from to to, as Usage
+// returns them.
+func rows(byDay map[string]map[string]Usage, from, to time.Time) []DayUsage {
 	var out []DayUsage
 	for _, d := range days(from, to) {
-		models := make([]string, 0, len(h.m[key][d]))
-		for m := range h.m[key][d] {
+		models := make([]string, 0, len(byDay[d]))
+		for m := range byDay[d] {
 			models = append(models, m)
 		}
 		sort.Strings(models)
 		for _, m := range models {
-			out = append(out, DayUsage{Day: d, Model: m, Usage: h.m[key][d][m]})
+			out = append(out, DayUsage{Day: d, Model: m, Usage: byDay[d][m]})
 		}
 	}
-	return out, nil
+	return out
 }
+
+// Days lists the UTC days from from to to, both included, at most HistoryDays of them from
+// from: the days a History's Usage reads.
+func Days(from, to time.Time) []string { return days(from, to) }

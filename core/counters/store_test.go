@@ -93,3 +93,60 @@ func TestWindows(t *testing.T) {
 		t.Errorf("February ends %v", got)
 	}
 }
+
+func TestMemoryHistory(t *testing.T) {
+	counterstest.RunHistory(t, func(*testing.T) counters.History { return counters.NewMemoryHistory() })
+}
+
+func TestFileHistory(t *testing.T) {
+	counterstest.RunHistory(t, func(t *testing.T) counters.History {
+		s, err := counters.OpenFile(filepath.Join(t.TempDir(), "counters.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestFileHistoryBesideCounters: history and counters share the file without disturbing each
+// other, a second handle reads the history, and days past HistoryDays are forgotten.
+func TestFileHistoryBesideCounters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "counters.json")
+	a, err := counters.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := counters.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	old := now.AddDate(0, 0, -counters.HistoryDays-1)
+	one := counters.Usage{Requests: 1, InputTokens: 3}
+	if err := a.AddUsage(ctx, "app", old, "m", one); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.Take(ctx, "app", counters.At(now), []counters.Amount{{Counter: counters.Counter{Kind: counters.Requests}, N: 1}}); err != nil || !ok {
+		t.Fatalf("take: %v %v", ok, err)
+	}
+	if err := a.AddUsage(ctx, "app", now, "m", one); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		day  time.Time
+		want int
+	}{{old, 0}, {now, 1}} {
+		got, err := b.Usage(ctx, "app", tc.day, tc.day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != tc.want || tc.want == 1 && got[0].Usage != one {
+			t.Fatalf("usage on %s = %+v; want %d rows (a day %d days old is forgotten)", counters.Day(tc.day), got, tc.want, counters.HistoryDays+1)
+		}
+	}
+	c, err := b.Read(ctx, "app", counters.At(now))
+	if err != nil || c.Value("", counters.Requests) != 1 {
+		t.Fatalf("counters beside the history: %+v %v", c, err)
+	}
+}

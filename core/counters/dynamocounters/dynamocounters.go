@@ -17,6 +17,9 @@
 // When the condition fails, the item as it was (ReturnValuesOnConditionCheckFailure) says
 // why: a newer window (another instance's clock is ahead: charge that window, once more) or a
 // limit (refuse, with the counts for the client's headers).
+//
+//	dynamocounters.go  the counters (counters.Store)
+//	history.go         the usage history (counters.History): an item per key and UTC day
 package dynamocounters
 
 import (

@@ -19,6 +19,9 @@
 // transaction: two admissions that read before either wrote may both pass, so a limit can be
 // exceeded by at most the number of admissions in flight at the moment it is crossed, which
 // is the bound the gateway documents, while the writes spread over the shards.
+//
+//	firestorecounters.go  the counters (counters.Store)
+//	history.go            the usage history (counters.History): sharded documents per key and UTC day
 package firestorecounters
 
 import (
@@ -49,6 +52,7 @@ const (
 type Store struct {
 	c      *firestore.Client
 	col    *firestore.CollectionRef
+	usage  *firestore.CollectionRef
 	shards int
 }
 
@@ -61,7 +65,7 @@ func New(c *firestore.Client, prefix string, shards int) *Store {
 	if shards < 1 {
 		shards = DefaultShards
 	}
-	return &Store{c: c, col: c.Collection(prefix + Collection), shards: shards}
+	return &Store{c: c, col: c.Collection(prefix + Collection), usage: c.Collection(prefix + UsageCollection), shards: shards}
 }
 
 func (s *Store) ref(key string, shard int) *firestore.DocumentRef {

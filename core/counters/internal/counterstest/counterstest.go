@@ -1,4 +1,5 @@
-// Package counterstest is the conformance suite every counters.Store passes: memory, file,
+// Package counterstest is the conformance suite every counters.Store passes (counterstest.go),
+// and every counters.History (history.go): memory, file,
 // DynamoDB (against moto_server) and Firestore (against its emulator).
 package counterstest
 
