@@ -10,7 +10,8 @@
 //	principal.go  Principal, WithPrincipal: who is calling
 //	auth.go       bearer tokens: admin keys, stored keys with a role, OIDC ID tokens
 //	oidc.go       the ID-token verifier (coreos/go-oidc) and the claims-to-role mapping
-//	roles.go      who may call which route, and a team-admin's bounds on what it grants
+//	roles.go      who may call which route
+//	bounds.go     a team-admin's bounds on what it grants
 //	errors.go     the one error shape (OpenAI's) and the statuses it maps to
 //	decode.go     strict, bounded JSON bodies and query parameters
 //	harden.go     request ids, security headers, no-store, CORS only for named origins
@@ -91,7 +92,21 @@ type route struct {
 // routes is every operation the handler serves; openapi.json documents exactly these (a
 // test holds the two together).
 var routes = []route{
+	{http.MethodGet, Prefix + "openapi.json", public, (*Handler).openAPI},
 	{http.MethodGet, Prefix + "me", anyone, (*Handler).me},
+	{http.MethodGet, Prefix + "keys", keysRead, (*Handler).listKeys},
+	{http.MethodPost, Prefix + "keys", keysWrite, (*Handler).createKey},
+	{http.MethodGet, Prefix + "keys/{id}", keysRead, (*Handler).getKey},
+	{http.MethodPatch, Prefix + "keys/{id}", keysWrite, (*Handler).patchKey},
+	{http.MethodDelete, Prefix + "keys/{id}", keysWrite, (*Handler).deleteKey},
+	{http.MethodPost, Prefix + "keys/{id}/disable", keysWrite, (*Handler).disableKey},
+	{http.MethodPost, Prefix + "keys/{id}/enable", keysWrite, (*Handler).enableKey},
+	{http.MethodPost, Prefix + "keys/{id}/rotate", keysWrite, (*Handler).rotateKey},
+	{http.MethodGet, Prefix + "usage", keysRead, (*Handler).usage},
+	{http.MethodGet, Prefix + "routes", allRead, (*Handler).listRoutes},
+	{http.MethodPost, Prefix + "routes/{id}/cool", adminOnly, (*Handler).coolRoute},
+	{http.MethodPost, Prefix + "routes/{id}/restore", adminOnly, (*Handler).restoreRoute},
+	{http.MethodGet, Prefix + "audit", auditRead, (*Handler).audit},
 }
 
 // New returns the admin API of cfg on the stores in opt.

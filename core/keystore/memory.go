@@ -73,6 +73,13 @@ func (s *Memory) Update(_ context.Context, k *Key, e *Entry) error {
 	return nil
 }
 
+func (s *Memory) Record(_ context.Context, e *Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.append(e)
+	return nil
+}
+
 func (s *Memory) append(e *Entry) {
 	if e != nil {
 		c := *e
