@@ -216,6 +216,10 @@ func (f *File) Audit(ctx context.Context, q AuditQuery) (*AuditPage, error) {
 	return m.Audit(ctx, q)
 }
 
+func (f *File) Record(ctx context.Context, e *Entry) error {
+	return f.change(func(m *Memory) error { return m.Record(ctx, e) })
+}
+
 var (
 	_ Store = (*File)(nil)
 	_ Store = (*Memory)(nil)

@@ -8,7 +8,21 @@ import (
 	"github.com/fngate/fngate/core/keystore"
 )
 
-// openSharedKeyStore opens the file, DynamoDB and Firestore key stores.
+// openSharedKeyStore opens the stores more than one process can share: file (several local
+// servers), DynamoDB and Firestore (the functions).
 func openSharedKeyStore(_ context.Context, cfg *config.Config) (keystore.Store, func(), error) {
-	return nil, nil, fmt.Errorf("%s: store %q is not built into this command yet", cfg.Locate("key_store.store"), cfg.KeyStore.Kind)
+	ks := cfg.KeyStore
+	switch ks.Kind {
+	case config.StoreFile:
+		path := ks.Path
+		if path == "" {
+			path = config.DefaultKeysFile
+		}
+		s, err := keystore.OpenFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() {}, nil
+	}
+	return nil, nil, fmt.Errorf("%s: store %q is not built into this command yet", cfg.Locate("key_store.store"), ks.Kind)
 }
