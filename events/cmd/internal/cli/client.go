@@ -155,8 +155,15 @@ type handlerTransport struct {
 }
 
 func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	// The request as a server would hand it over: a body always (http.NoBody when none),
+	// the request URI, a peer address.
+	in := r.Clone(t.with(r.Context()))
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	in.RequestURI, in.RemoteAddr = in.URL.RequestURI(), "127.0.0.1:0"
 	w := &recorder{header: http.Header{}, status: http.StatusOK}
-	t.h.ServeHTTP(w, r.WithContext(t.with(r.Context())))
+	t.h.ServeHTTP(w, in)
 	return &http.Response{
 		Status: strconv.Itoa(w.status) + " " + http.StatusText(w.status), StatusCode: w.status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,

@@ -212,7 +212,7 @@ func (f *keyFields) body(now time.Time, base *keyView) (map[string]any, error) {
 		b["per_model"] = pm
 	}
 	if seen["expires"] {
-		t, err := expiry(*f.expires, now, base != nil)
+		t, err := expiry(*f.expires, now, f.version != nil)
 		if err != nil {
 			return nil, err
 		}
