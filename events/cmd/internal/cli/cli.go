@@ -122,7 +122,8 @@ Commands:
               [-per-model JSON] [-expires TIME|DURATION]
   keys update [-version N] [the create flags but -name] ID
   keys disable|enable|rotate|delete ID
-  usage [-key ID] [-from YYYY-MM-DD] [-to YYYY-MM-DD] [-group day|month]
+  usage [-key ID | -team T -after CURSOR -limit N] [-from YYYY-MM-DD] [-to YYYY-MM-DD]
+        [-group day|month]
   routes list
   routes cool [-for 15m] [-reason TEXT] ID
   routes restore [-reason TEXT] ID

@@ -34,7 +34,7 @@ func sha(s string) string {
 func configYAML(extra string) string {
 	return `
 keys:
-  - {name: app, sha256: "` + sha("sk-app-config-key-0001") + `", rate: {requests_per_minute: 60}}
+  - {name: app, sha256: "` + sha("sk-app-config-key-0001") + `", rate: {requests_per_minute: 60}, budget: {usd_per_day: 10}}
 admin:
   keys:
     - {name: ops, sha256: "` + sha(adminToken) + `", role: admin}

@@ -202,7 +202,7 @@ func TestUsageHistory(t *testing.T) {
 			m.addUsage(t, "app", today.AddDate(0, 0, -1), "team/chat", counters.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10, CostNanoUSD: 120_000})
 			vars := map[string]string{"TODAY": today.Format(time.DateOnly)}
 			m.run(t, []step{
-				{args: []string{"usage", "-key", "app"}, stdout: `(?s)^key app, \S+ to $TODAY, per day\nPERIOD\s+MODEL\s+REQUESTS\s+INPUT TOKENS\s+OUTPUT TOKENS\s+COST\n.*$TODAY\s+team/chat\s+3\s+300\s+30\s+\$0\.0004\ntotal\s+4\s+400\s+40\s+\$0\.0005\n.*rate: .*requests_per_minute=60`},
+				{args: []string{"usage", "-key", "app"}, stdout: `(?s)^key app, \S+ to $TODAY, per day\nPERIOD\s+MODEL\s+REQUESTS\s+INPUT TOKENS\s+OUTPUT TOKENS\s+COST\n.*$TODAY\s+team/chat\s+3\s+300\s+30\s+\$0\.0004\ntotal\s+4\s+400\s+40\s+\$0\.0005\n\nlimits \(spent from the \w+\):\nSCOPE\s+COUNTER\s+LIMIT\s+USED\s+REMAINING\s+RESETS\n\(key\)\s+usd/day\s+\$10\.0000\s+\$0\.000[04]\s+\$(10\.0000|9\.9996)\s+20\S+\n\(key\)\s+requests/min\s+60\s+`},
 				{args: []string{"usage", "-key", "app", "-group", "month", "-from", today.AddDate(0, 0, -1).Format(time.DateOnly)}, stdout: `per month\n.*\n` + today.Format("2006-01") + `\s+team/chat\s+[34]\s+`},
 				{args: []string{"usage", "-key", "app", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
 					totals, _ := d["totals"].(map[string]any)
@@ -211,6 +211,8 @@ func TestUsageHistory(t *testing.T) {
 					}
 				}},
 				{args: []string{"usage"}, stdout: `KEY\s+NAME\s+TEAM\s+REQUESTS\s+INPUT TOKENS\s+OUTPUT TOKENS\s+COST\napp\s+app\s+-\s+4\s+400\s+40\s+\$0\.0005`},
+				{args: []string{"usage", "-key", "app", "-team", "t1"}, code: 2, stdout: `-team, -after and -limit page the keys' totals, without -key`},
+				{args: []string{"usage", "-limit", "1"}, stdout: `KEY\s+NAME`},
 				{args: []string{"usage", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
 					if data, _ := d["data"].([]any); len(data) == 0 {
 						t.Errorf("usage -json: %v", d)
