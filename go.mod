@@ -25,6 +25,7 @@ require (
 	github.com/cloudevents/sdk-go/v2 v2.15.2
 	github.com/coder/websocket v1.8.15
 	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/googleapis/gax-go/v2 v2.23.0
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/openai/openai-go/v3 v3.74.0
@@ -77,7 +78,6 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
-	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/s2a-go v0.1.9 // indirect

@@ -32,17 +32,18 @@ func sha(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// testConfig is a config with two admin keys, a priced model and one config key.
+// testConfig is a config with two admin keys, a priced model and one config key; top is
+// added at the top level, extra within the admin section.
 func testConfig(t *testing.T, extra string) *config.Config {
+	return testConfigWith(t, "", extra)
+}
+
+func testConfigWith(t *testing.T, top, extra string) *config.Config {
 	t.Helper()
 	y := `
 keys:
   - {name: app, sha256: "` + sha("sk-app-config-key") + `"}
 key_store: {store: memory}
-admin:
-  keys:
-    - {name: ops, sha256: "` + sha(adminSecret) + `", role: admin}
-    - {name: audit, sha256: "` + sha(viewerSecret) + `", role: viewer}
 connections:
   m: {kind: mock}
 models:
@@ -51,6 +52,10 @@ models:
     routes: [{connection: m, model: echo}]
   other/chat:
     routes: [{connection: m, model: other}]
+` + top + `admin:
+  keys:
+    - {name: ops, sha256: "` + sha(adminSecret) + `", role: admin}
+    - {name: audit, sha256: "` + sha(viewerSecret) + `", role: viewer}
 ` + extra
 	cfg, err := config.Parse(context.Background(), []byte(y), config.Options{Getenv: func(string) string { return "" }})
 	if err != nil {

@@ -94,3 +94,18 @@ func TestCookieAttributes(t *testing.T) {
 		t.Errorf("a cleared cookie must expire at once: MaxAge %d", c.MaxAge)
 	}
 }
+func TestSafeReturn(t *testing.T) {
+	for in, want := range map[string]string{
+		"/console/keys/key_abc?group=month": "/console/keys/key_abc?group=month",
+		"https://evil.example/":             "/console/keys",
+		"//evil.example/console/":           "/console/keys",
+		"/console/\\evil":                   "/console/keys",
+		"/consolex":                         "/console/keys",
+		"/console/signin?return=x":          "/console/keys",
+		"":                                  "/console/keys",
+	} {
+		if got := safeReturn(in); got != want {
+			t.Errorf("safeReturn(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -21,6 +21,7 @@
 //	record.go         the attempt and request log lines, usage and cost
 //	trace.go          the tracer's hooks (record.Tracer): nothing when off
 //	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
+//	usage.go          each request's usage into the history (Options.History), off the request path
 //	auth.go           the request's key: a config key, else a stored one
 //	keycache.go       the stored keys (Options.KeyStore) an instance caches, and how it keeps
 //	                  them current: look-ups, "changes since" reads, the store unreachable
@@ -29,6 +30,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -85,7 +87,11 @@ type Options struct {
 	// nil, with limits configured, counts in this process's memory when the config says
 	// counters.store: memory and is an error otherwise.
 	Counters counters.Store
-	// Metrics receives the EMF line of each failed counter call; nil writes to stdout.
+	// History keeps every request's usage per key, UTC day and model (usage.go), written off
+	// the request path; nil keeps none. Lambda calls FlushUsage before an invoke ends.
+	History counters.History
+	// Metrics receives the EMF line of each failed counter call and history write; nil
+	// writes to stdout.
 	Metrics io.Writer
 	// KeyStore holds the keys issued at runtime (core/keystore), served beside the config's
 	// keys and exactly like them, through a cache each instance keeps current (keycache.go;
@@ -126,6 +132,7 @@ type Gateway struct {
 	started     int64
 	onAttempt   func(*record.Attempt)
 	limiter     *limiter           // nil: no key has a limit
+	usage       *usageLog          // nil: no history
 	tracer      record.Tracer      // nil: nothing traced
 	secrets     *telemetry.Secrets // the config's secrets, blanked out of upstream texts
 	mux         *http.ServeMux
@@ -200,6 +207,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		k.rules = compileRules(cfg.KeyLimitsOf(&k.Key))
 	}
 	g.started = g.now().Unix()
+	if opt.History != nil {
+		g.usage = newUsageLog(opt.History, g.log, opt.Metrics, g.now)
+	}
 	g.sockets = newSockets(&cfg.Limits, opt.WebSockets)
 	var err error
 	if g.compaction, err = cfg.CompactionKeyring(); err != nil {
@@ -264,12 +274,19 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 
 // Close stops the gateway's background work: the key cache's reads of its store. The
 // gateway still serves, its stored keys from the cache as it stands (then, past
-// key_store.stale_for, not at all).
+// key_store.stale_for, not at all). It waits, up to closeFlush, for the usage of the
+// requests that have ended to reach the history.
 func (g *Gateway) Close() {
 	if g.stored != nil {
 		g.stored.close()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeFlush)
+	defer cancel()
+	_ = g.FlushUsage(ctx)
 }
+
+// closeFlush bounds how long Close waits for the usage history.
+const closeFlush = 5 * time.Second
 
 // endpoint is one row of the API: its path pattern, method and handler.
 type endpoint struct {
@@ -371,6 +388,7 @@ type requestCtx struct {
 	costUSD  float64
 	costSet  bool
 	usage    llm.Usage
+	used     usedTokens // every attempt's reported tokens, added up, for the history (usage.go)
 	skipped  []string
 	ttft     time.Duration       // streams: from the request's start to its commit
 	trace    record.RequestTrace // nil: not traced

@@ -53,6 +53,7 @@ func (g *Gateway) setUsage(at *attempt, u *llm.Usage, m *model, rc *requestCtx) 
 	}
 	a.Usage = *u
 	rc.usage.Merge(u)
+	rc.used.add(u)
 	price := cost
 	if m.cfg.Embedding() {
 		price = embeddingCost

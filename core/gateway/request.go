@@ -24,7 +24,7 @@ import (
 //	failover         the planned routes in order, each an attempt, until one serves the client
 //	attempt.finish   the one end of every attempt: outcome, usage and charge, its line, its span
 //	refuse, fail,    the one end of every request: its answer when it is an error, its line,
-//	  done           its span
+//	  done           its span, its usage in the history (usage.go)
 //
 // One allocation holds the value, its writer and its context.
 type request struct {
@@ -176,11 +176,12 @@ func (q *request) fail(rt *route, oe *llm.Error) {
 	q.done(oe.Status, rt.id, oe)
 }
 
-// done ends the request: its log line and its span. status is what the client got (499 when
+// done ends the request: its log line, its span and its usage in the history. status is what the client got (499 when
 // it left); route the route that answered or was tried last; oe what the client was told when
 // it was an error.
 func (q *request) done(status int, route string, oe *llm.Error) {
 	q.g.logRequest(&q.rc, status, route, oe)
+	q.recordUsage()
 }
 
 // clientGone reports whether the client has left: the request's context ended, and not for

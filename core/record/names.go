@@ -33,11 +33,24 @@ const (
 	// failed and for how long. Requests in between are not logged one by one.
 	MsgKeyStoreError     = "key_store_error"
 	MsgKeyStoreRecovered = "key_store_recovered"
+	// MsgUsageDropped (WARN) is usage the history never got because its queue was full: how
+	// many requests' since the last such line (at most one a second). MsgUsageError (ERROR)
+	// is a history write that failed (its key, model, day and requests). Neither touched a
+	// client's answer.
+	MsgUsageDropped = "usage_dropped"
+	MsgUsageError   = "usage_history_error"
 )
 
 // MetricCounterStoreErrors counts failed counter calls (EMF, namespace fngate, dimension
 // OnStoreError).
 const MetricCounterStoreErrors = "CounterStoreErrors"
+
+// MetricUsageDropped counts requests whose usage the history dropped (a full queue), and
+// MetricUsageErrors failed history writes (EMF, namespace fngate, no dimension).
+const (
+	MetricUsageDropped = "UsageDropped"
+	MetricUsageErrors  = "UsageHistoryErrors"
+)
 
 // Endpoints, as records and log lines name them.
 const (
