@@ -196,5 +196,9 @@ func (h *Handler) notFound() http.Handler {
 
 // me answers the caller's principal.
 func (h *Handler) me(w http.ResponseWriter, r *http.Request, p *Principal) {
+	if _, e := query(r); e != nil {
+		h.fail(w, r, e)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"id": p.ID, "name": p.Name, "role": p.Role, "team": p.Team})
 }
