@@ -153,3 +153,24 @@ func TestWhoami(t *testing.T) {
 	}
 	noSecret(t, r, adminToken, viewerToken)
 }
+
+// version prints the build's version, as text or one JSON document; the help says where the
+// token comes from, and that no flag takes it.
+func TestVersionAndHelp(t *testing.T) {
+	r := runFngate(t, nil, "", "version")
+	if r.code != 0 || !regexp.MustCompile(`^fngate \S+.* go1\.\d+`).MatchString(r.stdout) {
+		t.Fatalf("version: %+v", r)
+	}
+	r = runFngate(t, nil, "", "-json", "version")
+	if v, ok := jsonField(r.stdout, "go"); r.code != 0 || !ok || !strings.HasPrefix(v, "go1.") {
+		t.Fatalf("version -json: %+v", r)
+	}
+	r = runFngate(t, nil, "", "help")
+	if r.code != 0 || !strings.Contains(r.stdout, "FNGATE_ADMIN_TOKEN") || !strings.Contains(r.stdout, "there is no flag for it") {
+		t.Fatalf("help does not say where the token comes from: %+v", r)
+	}
+	r = runFngate(t, nil, "", "-h")
+	if r.code != 2 || !strings.Contains(r.stderr, "never in shell history") {
+		t.Fatalf("-h: %+v", r)
+	}
+}

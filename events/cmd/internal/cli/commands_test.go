@@ -167,6 +167,8 @@ func TestKeys(t *testing.T) {
 				}},
 				{args: []string{"keys", "disable", "$ID"}, stdout: `state\s+disabled`},
 				{args: []string{"keys", "enable", "-json", "$ID"}, stdout: `"disabled": ?false`},
+				{args: []string{"keys", "disable", "-json", "$ID"}, stdout: `"disabled": ?true`},
+				{args: []string{"keys", "enable", "$ID"}, stdout: `state\s+active`},
 				{args: []string{"keys", "rotate", "$ID"}, stdout: secretLine, stderr: `secret is shown once`},
 				{args: []string{"keys", "rotate", "$ID", "-json"}, stdout: `"key": ?"sk-fngate-`, stderr: `secret is shown once`},
 				{args: []string{"keys", "delete", "$ID"}, stdout: `state\s+deleted`},
@@ -242,6 +244,12 @@ func TestRoutes(t *testing.T) {
 					t.Errorf("routes list -json lacks the cooled route: %v", d)
 				}},
 				{args: []string{"routes", "restore", "-json", "-reason", "done", "m/error:503"}, stdout: `"status": ?"active"`},
+				{args: []string{"routes", "cool", "-json", "-for", "1h", "m/echo"}, stdout: `"source": ?"manual"`, json: func(t *testing.T, d map[string]any) {
+					if d["id"] != "m/echo" || d["status"] == "active" {
+						t.Errorf("cool -json: %v", d)
+					}
+				}},
+				{args: []string{"routes", "restore", "m/echo"}, stdout: `m/echo\s+team/chat\s+m\s+echo\s+active`},
 				{args: []string{"routes", "cool", "nosuch/route"}, code: 1, stdout: `fngate: .*\((400|404) `},
 				{args: []string{"audit", "-target", "m/error:503"}, stdout: `(?s)` + regexp.QuoteMeta(m.actor) + `\s+admin\s+route\.restore\s+m/error:503.*route\.cool\s+m/error:503`},
 			}, map[string]string{})
