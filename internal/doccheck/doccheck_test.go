@@ -105,7 +105,7 @@ func TestSnippets(t *testing.T) {
 }
 
 // TestSelfRepairWalkthrough runs the self-repair steps of docs/remediation.md as written, in a
-// fresh directory: `make run` and `go run ./events/cmd/fngate-remediate` are the commands, on
+// fresh directory: `make run` and `go run ./events/cmd/fngate remediation` are the commands, on
 // a loopback address instead of 8080 (shims on PATH stand in for make and go with binaries
 // built from this tree). It checks what the page says each step does.
 func TestSelfRepairWalkthrough(t *testing.T) {
@@ -303,8 +303,8 @@ func cleanEnv() []string {
 }
 
 // shims stand in for the commands the docs tell a reader to type, running what this test
-// built: `make run` and `go run` of the local server and of fngate-remediate. Anything else
-// fails loudly rather than doing something the test did not mean.
+// built: `make run` and `go run` of the local server, of fngate and of fngate-remediate (its
+// old name). Anything else fails loudly rather than doing something the test did not mean.
 const shimMake = `#!/usr/bin/env bash
 if [ "$1" = run ]; then shift; exec "$DOCCHECK_BIN/fngate-local" -addr "$DOCCHECK_ADDR" "$@"; fi
 echo "doccheck: the snippet runs 'make $*', which the snippet test does not run" >&2; exit 97

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -312,7 +311,6 @@ func (o *op) keyWrite(ctx context.Context, args []string, create bool) error {
 			return err
 		}
 		if *f.version == 0 {
-			*f.version = base.Version
 			_ = fs.Set("version", strconv.FormatInt(base.Version, 10))
 		}
 	}
@@ -368,7 +366,7 @@ func models(m []string) string {
 	if len(m) == 0 {
 		return "*"
 	}
-	return strings.Join(slices.Clone(m), ",")
+	return strings.Join(m, ",")
 }
 
 // compact is a JSON value on one line, "-" when absent.
