@@ -152,6 +152,15 @@ func TestWhoami(t *testing.T) {
 		t.Fatalf("whoami -json is not the API's document as it came: %+v", r)
 	}
 	noSecret(t, r, adminToken, viewerToken)
+	// The API's own path on the URL is understood, with or without its slash.
+	for _, u := range []string{a.url + "/", a.url + "/admin/v1", a.url + "/admin/v1/"} {
+		if r := runFngate(t, map[string]string{"FNGATE_ADMIN_URL": u, "FNGATE_ADMIN_TOKEN": adminToken}, "", "whoami"); r.code != 0 {
+			t.Errorf("-url %s: %+v", u, r)
+		}
+	}
+	if r := runFngate(t, map[string]string{"FNGATE_ADMIN_TOKEN": adminToken}, "", "-url", a.url, "whoami"); r.code != 0 || !strings.Contains(r.stdout, "key:ops") {
+		t.Errorf("-url as a flag: %+v", r)
+	}
 }
 
 // version prints the build's version, as text or one JSON document; the help says where the

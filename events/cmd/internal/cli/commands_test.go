@@ -87,6 +87,10 @@ func (m mode) run(t *testing.T, steps []step, vars map[string]string) {
 		}
 		r := runFngate(t, m.env, "", args...)
 		noSecret(t, r, adminToken, viewerToken)
+		// A key's secret: on stdout, once, only where the API answered one; never on stderr.
+		if n := strings.Count(r.stdout, "sk-fngate-"); n > 1 || strings.Contains(r.stderr, "sk-fngate-") {
+			t.Fatalf("step %d: fngate %v: a secret printed %d times on stdout, or on stderr:\n%+v", i, args, n, r)
+		}
 		out := r.stdout
 		if st.code != 0 {
 			out = r.stderr
