@@ -133,132 +133,138 @@ var secretLine = `(?m)^key\s+sk-fngate-[0-9A-Za-z]{43}$`
 // version is refused), disable, enable, rotate, delete; the audit log names who did each.
 func TestKeys(t *testing.T) {
 	for _, m := range []mode{httpMode(t), directMode(t)} {
-		t.Run(m.name, func(t *testing.T) {
-			vars := map[string]string{}
-			m.run(t, []step{
-				{args: []string{"keys", "create", "-name", "svc", "-team", "t1", "-owner", "ana", "-models", "team/*, other/*", "-rpm", "10", "-tpm", "1000", "-usd-day", "5", "-expires", "30d"},
-					stdout: secretLine, stderr: `secret is shown once, now: store it; if it is lost, .fngate keys rotate key_\w+.`},
-				{args: []string{"keys", "create", "-json", "-name", "svc2", "-description", "batch jobs", "-per-model", `{"team/*":{"budget":{"usd_per_month":50}}}`},
-					stdout: `"key": ?"sk-fngate-`, stderr: `secret is shown once`, json: func(t *testing.T, d map[string]any) {
-						if d["name"] != "svc2" || d["source"] != "store" || d["version"] != 1.0 || d["per_model"] == nil {
-							t.Errorf("create -json: %v", d)
-						}
-					}},
-				{args: []string{"keys", "list"}, stdout: `(?s)ID\s+NAME\s+TEAM\s+ROLE\s+MODELS\s+STATE\s+SOURCE\s+UPDATED\n.*app\s+-\s+-\s+\*\s+active\s+config.*$ID\s+svc\s+t1\s+-\s+team/\*,other/\*\s+active\s+store`},
-				{args: []string{"keys", "list", "-team", "t1", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
-					data, _ := d["data"].([]any)
-					if len(data) != 1 || data[0].(map[string]any)["name"] != "svc" {
-						t.Errorf("list -team t1 -json: %v", d)
-					}
-					if _, ok := d["next"]; !ok {
-						t.Errorf("list -json lacks the API's next: %v", d)
-					}
-				}},
-				{args: []string{"keys", "list", "-limit", "1"}, stdout: `ID\s+NAME`, stderr: `more: fngate keys list -after \S+`},
-				{args: []string{"keys", "get", "$ID"}, stdout: `(?s)name\s+svc\n.*rate\s+\{"requests_per_minute":10,"tokens_per_minute":1000\}.*budget\s+\{"usd_per_day":5,"usd_per_month":0\}.*expires_at\s+20\d\d-.*created\s+\S+ by ` + regexp.QuoteMeta(m.actor)},
-				{args: []string{"keys", "get", "$ID", "-json"}, stdout: `"id": ?"$ID"`, json: func(t *testing.T, d map[string]any) {
-					if _, ok := d["key"]; ok {
-						t.Errorf("get shows a secret: %v", d)
-					}
-				}},
-				// Half a rate: the key's other half stays.
-				{args: []string{"keys", "update", "-rpm", "20", "$ID"}, stdout: `(?s)rate\s+\{"requests_per_minute":20,"tokens_per_minute":1000\}.*version\s+2`},
-				{args: []string{"keys", "update", "-version", "1", "-description", "stale", "$ID"}, code: 1, stdout: `fngate: .*\(409 conflict_error`},
-				{args: []string{"keys", "update", "-json", "-expires", "never", "-models", "", "$ID"}, stdout: `"expires_at": ?null`, json: func(t *testing.T, d map[string]any) {
-					if ms, _ := d["models"].([]any); len(ms) != 0 || d["version"] != 3.0 {
-						t.Errorf("update -json: %v", d)
-					}
-				}},
-				{args: []string{"keys", "disable", "$ID"}, stdout: `state\s+disabled`},
-				{args: []string{"keys", "enable", "-json", "$ID"}, stdout: `"disabled": ?false`},
-				{args: []string{"keys", "disable", "-json", "$ID"}, stdout: `"disabled": ?true`},
-				{args: []string{"keys", "enable", "$ID"}, stdout: `state\s+active`},
-				{args: []string{"keys", "rotate", "$ID"}, stdout: secretLine, stderr: `secret is shown once`},
-				{args: []string{"keys", "rotate", "$ID", "-json"}, stdout: `"key": ?"sk-fngate-`, stderr: `secret is shown once`},
-				{args: []string{"keys", "delete", "$ID"}, stdout: `state\s+deleted`},
-				{args: []string{"keys", "delete", "-json", "$ID2"}, stdout: `"deleted": ?true`},
-				{args: []string{"keys", "list", "-team", "t1"}, stdout: `^ID\s+NAME\s+TEAM\s+ROLE\s+MODELS\s+STATE\s+SOURCE\s+UPDATED\n$`},
-				{args: []string{"keys", "list", "-team", "t1", "-deleted"}, stdout: `$ID\s+svc\s+t1\s+.*deleted`},
-				{args: []string{"keys", "get", "nope"}, code: 1, stdout: `fngate: .*\(400 invalid_request_error`},
-				{args: []string{"keys", "get", "key_000000000000000000000000"}, code: 1, stdout: `fngate: .*\(404 not_found_error`},
-				{args: []string{"keys", "create", "-name", "app"}, code: 1, stdout: `fngate: .*\(409 conflict_error`},
-				{args: []string{"keys", "create", "-name", "bad name"}, code: 1, stdout: `fngate: name must be .*\(400 invalid_request_error invalid_name, param name\)`},
-				{args: []string{"audit", "-target", "$ID"}, stdout: `(?s)TIME\s+ACTOR\s+ROLE\s+ACTION\s+TARGET\s+ID\n.*` + regexp.QuoteMeta(m.actor) + `\s+admin\s+key\.delete\s+$ID\s+aud_.*key\.create\s+$ID`},
-				{args: []string{"audit", "-json", "-limit", "2"}, stdout: `^\{`, stderr: ``, json: func(t *testing.T, d map[string]any) {
-					data, _ := d["data"].([]any)
-					if len(data) != 2 || data[0].(map[string]any)["actor"] != m.actor || d["next"] == "" {
-						t.Errorf("audit -json -limit 2: %v", d)
-					}
-				}},
-				{args: []string{"audit", "-limit", "2"}, stdout: `key\.delete`, stderr: `more: fngate audit -after aud_\w+`},
-				{args: []string{"audit", "-since", "1h", "-target", "$ID2"}, stdout: `(?s)key\.delete\s+$ID2.*key\.create\s+$ID2`},
-				{args: []string{"audit", "-until", "2000-01-01T00:00:00Z"}, stdout: `^TIME\s+ACTOR\s+ROLE\s+ACTION\s+TARGET\s+ID\n$`},
-			}, vars)
-		})
+		t.Run(m.name, func(t *testing.T) { keySteps(t, m) })
 	}
+}
+
+func keySteps(t *testing.T, m mode) {
+	vars := map[string]string{}
+	m.run(t, []step{
+		{args: []string{"keys", "create", "-name", "svc", "-team", "t1", "-owner", "ana", "-models", "team/*, other/*", "-rpm", "10", "-tpm", "1000", "-usd-day", "5", "-expires", "30d"},
+			stdout: secretLine, stderr: `secret is shown once, now: store it; if it is lost, .fngate keys rotate key_\w+.`},
+		{args: []string{"keys", "create", "-json", "-name", "svc2", "-description", "batch jobs", "-per-model", `{"team/*":{"budget":{"usd_per_month":50}}}`},
+			stdout: `"key": ?"sk-fngate-`, stderr: `secret is shown once`, json: func(t *testing.T, d map[string]any) {
+				if d["name"] != "svc2" || d["source"] != "store" || d["version"] != 1.0 || d["per_model"] == nil {
+					t.Errorf("create -json: %v", d)
+				}
+			}},
+		{args: []string{"keys", "list"}, stdout: `(?s)ID\s+NAME\s+TEAM\s+ROLE\s+MODELS\s+STATE\s+SOURCE\s+UPDATED\n.*app\s+-\s+-\s+\*\s+active\s+config.*$ID\s+svc\s+t1\s+-\s+team/\*,other/\*\s+active\s+store`},
+		{args: []string{"keys", "list", "-team", "t1", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
+			data, _ := d["data"].([]any)
+			if len(data) != 1 || data[0].(map[string]any)["name"] != "svc" {
+				t.Errorf("list -team t1 -json: %v", d)
+			}
+			if _, ok := d["next"]; !ok {
+				t.Errorf("list -json lacks the API's next: %v", d)
+			}
+		}},
+		{args: []string{"keys", "list", "-limit", "1"}, stdout: `ID\s+NAME`, stderr: `more: fngate keys list -after \S+`},
+		{args: []string{"keys", "get", "$ID"}, stdout: `(?s)name\s+svc\n.*rate\s+\{"requests_per_minute":10,"tokens_per_minute":1000\}.*budget\s+\{"usd_per_day":5,"usd_per_month":0\}.*expires_at\s+20\d\d-.*created\s+\S+ by ` + regexp.QuoteMeta(m.actor)},
+		{args: []string{"keys", "get", "$ID", "-json"}, stdout: `"id": ?"$ID"`, json: func(t *testing.T, d map[string]any) {
+			if _, ok := d["key"]; ok {
+				t.Errorf("get shows a secret: %v", d)
+			}
+		}},
+		// Half a rate: the key's other half stays.
+		{args: []string{"keys", "update", "-rpm", "20", "$ID"}, stdout: `(?s)rate\s+\{"requests_per_minute":20,"tokens_per_minute":1000\}.*version\s+2`},
+		{args: []string{"keys", "update", "-version", "1", "-description", "stale", "$ID"}, code: 1, stdout: `fngate: .*\(409 conflict_error`},
+		{args: []string{"keys", "update", "-json", "-expires", "never", "-models", "", "$ID"}, stdout: `"expires_at": ?null`, json: func(t *testing.T, d map[string]any) {
+			if ms, _ := d["models"].([]any); len(ms) != 0 || d["version"] != 3.0 {
+				t.Errorf("update -json: %v", d)
+			}
+		}},
+		{args: []string{"keys", "disable", "$ID"}, stdout: `state\s+disabled`},
+		{args: []string{"keys", "enable", "-json", "$ID"}, stdout: `"disabled": ?false`},
+		{args: []string{"keys", "disable", "-json", "$ID"}, stdout: `"disabled": ?true`},
+		{args: []string{"keys", "enable", "$ID"}, stdout: `state\s+active`},
+		{args: []string{"keys", "rotate", "$ID"}, stdout: secretLine, stderr: `secret is shown once`},
+		{args: []string{"keys", "rotate", "$ID", "-json"}, stdout: `"key": ?"sk-fngate-`, stderr: `secret is shown once`},
+		{args: []string{"keys", "delete", "$ID"}, stdout: `state\s+deleted`},
+		{args: []string{"keys", "delete", "-json", "$ID2"}, stdout: `"deleted": ?true`},
+		{args: []string{"keys", "list", "-team", "t1"}, stdout: `^ID\s+NAME\s+TEAM\s+ROLE\s+MODELS\s+STATE\s+SOURCE\s+UPDATED\n$`},
+		{args: []string{"keys", "list", "-team", "t1", "-deleted"}, stdout: `$ID\s+svc\s+t1\s+.*deleted`},
+		{args: []string{"keys", "get", "nope"}, code: 1, stdout: `fngate: .*\(400 invalid_request_error`},
+		{args: []string{"keys", "get", "key_000000000000000000000000"}, code: 1, stdout: `fngate: .*\(404 not_found_error`},
+		{args: []string{"keys", "create", "-name", "app"}, code: 1, stdout: `fngate: .*\(409 conflict_error`},
+		{args: []string{"keys", "create", "-name", "bad name"}, code: 1, stdout: `fngate: name must be .*\(400 invalid_request_error invalid_name, param name\)`},
+		{args: []string{"audit", "-target", "$ID"}, stdout: `(?s)TIME\s+ACTOR\s+ROLE\s+ACTION\s+TARGET\s+ID\n.*` + regexp.QuoteMeta(m.actor) + `\s+admin\s+key\.delete\s+$ID\s+aud_.*key\.create\s+$ID`},
+		{args: []string{"audit", "-json", "-limit", "2"}, stdout: `^\{`, stderr: ``, json: func(t *testing.T, d map[string]any) {
+			data, _ := d["data"].([]any)
+			if len(data) != 2 || data[0].(map[string]any)["actor"] != m.actor || d["next"] == "" {
+				t.Errorf("audit -json -limit 2: %v", d)
+			}
+		}},
+		{args: []string{"audit", "-limit", "2"}, stdout: `key\.delete`, stderr: `more: fngate audit -after aud_\w+`},
+		{args: []string{"audit", "-since", "1h", "-target", "$ID2"}, stdout: `(?s)key\.delete\s+$ID2.*key\.create\s+$ID2`},
+		{args: []string{"audit", "-until", "2000-01-01T00:00:00Z"}, stdout: `^TIME\s+ACTOR\s+ROLE\s+ACTION\s+TARGET\s+ID\n$`},
+	}, vars)
 }
 
 // fngate usage, in both modes: one key's days or months per model with the totals and its
 // limits, and every key's totals, with and without -json.
 func TestUsageHistory(t *testing.T) {
 	for _, m := range []mode{httpMode(t), directMode(t)} {
-		t.Run(m.name, func(t *testing.T) {
-			today := time.Now().UTC()
-			m.addUsage(t, "app", today, "team/chat", counters.Usage{Requests: 3, InputTokens: 300, OutputTokens: 30, CostNanoUSD: 360_000})
-			m.addUsage(t, "app", today.AddDate(0, 0, -1), "team/chat", counters.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10, CostNanoUSD: 120_000})
-			vars := map[string]string{"TODAY": today.Format(time.DateOnly)}
-			m.run(t, []step{
-				{args: []string{"usage", "-key", "app"}, stdout: `(?s)^key app, \S+ to $TODAY, per day\nPERIOD\s+MODEL\s+REQUESTS\s+INPUT TOKENS\s+OUTPUT TOKENS\s+COST\n.*$TODAY\s+team/chat\s+3\s+300\s+30\s+\$0\.0004\ntotal\s+4\s+400\s+40\s+\$0\.0005\n\nlimits \(spent from the \w+\):\nSCOPE\s+COUNTER\s+LIMIT\s+USED\s+REMAINING\s+RESETS\n\(key\)\s+usd/day\s+\$10\.0000\s+\$0\.000[04]\s+\$(10\.0000|9\.9996)\s+20\S+\n\(key\)\s+requests/min\s+60\s+`},
-				{args: []string{"usage", "-key", "app", "-group", "month", "-from", today.AddDate(0, 0, -1).Format(time.DateOnly)}, stdout: `per month\n.*\n` + today.Format("2006-01") + `\s+team/chat\s+[34]\s+`},
-				{args: []string{"usage", "-key", "app", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
-					totals, _ := d["totals"].(map[string]any)
-					if d["key"] != "app" || totals["requests"] != 4.0 || d["limits"] == nil {
-						t.Errorf("usage -key -json: %v", d)
-					}
-				}},
-				{args: []string{"usage"}, stdout: `KEY\s+NAME\s+TEAM\s+REQUESTS\s+INPUT TOKENS\s+OUTPUT TOKENS\s+COST\napp\s+app\s+-\s+4\s+400\s+40\s+\$0\.0005`},
-				{args: []string{"usage", "-key", "app", "-team", "t1"}, code: 2, stdout: `-team, -after and -limit page the keys' totals, without -key`},
-				{args: []string{"usage", "-limit", "1"}, stdout: `KEY\s+NAME`},
-				{args: []string{"usage", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
-					if data, _ := d["data"].([]any); len(data) == 0 {
-						t.Errorf("usage -json: %v", d)
-					}
-				}},
-				{args: []string{"usage", "-key", "app", "-from", "2020-01-01"}, code: 1, stdout: `fngate: .*400 days.*\(400 invalid_request_error invalid_range, param from\)`},
-				{args: []string{"usage", "-key", "nosuch"}, code: 1, stdout: `\(404 not_found_error`},
-			}, vars)
-		})
+		t.Run(m.name, func(t *testing.T) { usageSteps(t, m) })
 	}
+}
+
+func usageSteps(t *testing.T, m mode) {
+	today := time.Now().UTC()
+	m.addUsage(t, "app", today, "team/chat", counters.Usage{Requests: 3, InputTokens: 300, OutputTokens: 30, CostNanoUSD: 360_000})
+	m.addUsage(t, "app", today.AddDate(0, 0, -1), "team/chat", counters.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10, CostNanoUSD: 120_000})
+	vars := map[string]string{"TODAY": today.Format(time.DateOnly)}
+	m.run(t, []step{
+		{args: []string{"usage", "-key", "app"}, stdout: `(?s)^key app, \S+ to $TODAY, per day\nPERIOD\s+MODEL\s+REQUESTS\s+INPUT TOKENS\s+OUTPUT TOKENS\s+COST\n.*$TODAY\s+team/chat\s+3\s+300\s+30\s+\$0\.0004\ntotal\s+4\s+400\s+40\s+\$0\.0005\n\nlimits \(spent from the \w+\):\nSCOPE\s+COUNTER\s+LIMIT\s+USED\s+REMAINING\s+RESETS\n\(key\)\s+usd/day\s+\$10\.0000\s+\$0\.000[04]\s+\$(10\.0000|9\.9996)\s+20\S+\n\(key\)\s+requests/min\s+60\s+`},
+		{args: []string{"usage", "-key", "app", "-group", "month", "-from", today.AddDate(0, 0, -1).Format(time.DateOnly)}, stdout: `per month\n.*\n` + today.Format("2006-01") + `\s+team/chat\s+[34]\s+`},
+		{args: []string{"usage", "-key", "app", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
+			totals, _ := d["totals"].(map[string]any)
+			if d["key"] != "app" || totals["requests"] != 4.0 || d["limits"] == nil {
+				t.Errorf("usage -key -json: %v", d)
+			}
+		}},
+		{args: []string{"usage"}, stdout: `KEY\s+NAME\s+TEAM\s+REQUESTS\s+INPUT TOKENS\s+OUTPUT TOKENS\s+COST\napp\s+app\s+-\s+4\s+400\s+40\s+\$0\.0005`},
+		{args: []string{"usage", "-key", "app", "-team", "t1"}, code: 2, stdout: `-team, -after and -limit page the keys' totals, without -key`},
+		{args: []string{"usage", "-limit", "1"}, stdout: `KEY\s+NAME`},
+		{args: []string{"usage", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
+			if data, _ := d["data"].([]any); len(data) == 0 {
+				t.Errorf("usage -json: %v", d)
+			}
+		}},
+		{args: []string{"usage", "-key", "app", "-from", "2020-01-01"}, code: 1, stdout: `fngate: .*400 days.*\(400 invalid_request_error invalid_range, param from\)`},
+		{args: []string{"usage", "-key", "nosuch"}, code: 1, stdout: `\(404 not_found_error`},
+	}, vars)
 }
 
 // fngate routes, in both modes: the config's routes with their state, a cool by hand (the
 // audit log has it) and a restore, with and without -json.
 func TestRoutes(t *testing.T) {
 	for _, m := range []mode{httpMode(t), directMode(t)} {
-		t.Run(m.name, func(t *testing.T) {
-			m.run(t, []step{
-				{args: []string{"routes", "list"}, stdout: `(?s)ID\s+MODEL\s+CONNECTION\s+UPSTREAM MODEL\s+STATUS\s+UNTIL\s+REASON\s+SOURCE\s+REMEDIATIONS\n.*m/echo\s+team/chat\s+m\s+echo\s+active`},
-				{args: []string{"routes", "cool", "-for", "10m", "-reason", "provider maintenance", "m/error:503"}, stdout: `m/error:503\s+team/chat\s+m\s+error:503\s+cool\w*\s+20\S+\s+provider maintenance\s+manual`},
-				{args: []string{"routes", "list", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
-					for _, r := range d["data"].([]any) {
-						if r := r.(map[string]any); r["id"] == "m/error:503" && r["source"] == "manual" {
-							return
-						}
-					}
-					t.Errorf("routes list -json lacks the cooled route: %v", d)
-				}},
-				{args: []string{"routes", "restore", "-json", "-reason", "done", "m/error:503"}, stdout: `"status": ?"active"`},
-				{args: []string{"routes", "cool", "-json", "-for", "1h", "m/echo"}, stdout: `"source": ?"manual"`, json: func(t *testing.T, d map[string]any) {
-					if d["id"] != "m/echo" || d["status"] == "active" {
-						t.Errorf("cool -json: %v", d)
-					}
-				}},
-				{args: []string{"routes", "restore", "m/echo"}, stdout: `m/echo\s+team/chat\s+m\s+echo\s+active`},
-				{args: []string{"routes", "cool", "nosuch/route"}, code: 1, stdout: `fngate: .*\((400|404) `},
-				{args: []string{"audit", "-target", "m/error:503"}, stdout: `(?s)` + regexp.QuoteMeta(m.actor) + `\s+admin\s+route\.restore\s+m/error:503.*route\.cool\s+m/error:503`},
-			}, map[string]string{})
-		})
+		t.Run(m.name, func(t *testing.T) { routeSteps(t, m) })
 	}
+}
+
+func routeSteps(t *testing.T, m mode) {
+	m.run(t, []step{
+		{args: []string{"routes", "list"}, stdout: `(?s)ID\s+MODEL\s+CONNECTION\s+UPSTREAM MODEL\s+STATUS\s+UNTIL\s+REASON\s+SOURCE\s+REMEDIATIONS\n.*m/echo\s+team/chat\s+m\s+echo\s+active`},
+		{args: []string{"routes", "cool", "-for", "10m", "-reason", "provider maintenance", "m/error:503"}, stdout: `m/error:503\s+team/chat\s+m\s+error:503\s+cool\w*\s+20\S+\s+provider maintenance\s+manual`},
+		{args: []string{"routes", "list", "-json"}, stdout: `^\{`, json: func(t *testing.T, d map[string]any) {
+			for _, r := range d["data"].([]any) {
+				if r := r.(map[string]any); r["id"] == "m/error:503" && r["source"] == "manual" {
+					return
+				}
+			}
+			t.Errorf("routes list -json lacks the cooled route: %v", d)
+		}},
+		{args: []string{"routes", "restore", "-json", "-reason", "done", "m/error:503"}, stdout: `"status": ?"active"`},
+		{args: []string{"routes", "cool", "-json", "-for", "1h", "m/echo"}, stdout: `"source": ?"manual"`, json: func(t *testing.T, d map[string]any) {
+			if d["id"] != "m/echo" || d["status"] == "active" {
+				t.Errorf("cool -json: %v", d)
+			}
+		}},
+		{args: []string{"routes", "restore", "m/echo"}, stdout: `m/echo\s+team/chat\s+m\s+echo\s+active`},
+		{args: []string{"routes", "cool", "nosuch/route"}, code: 1, stdout: `fngate: .*\((400|404) `},
+		{args: []string{"audit", "-target", "m/error:503"}, stdout: `(?s)` + regexp.QuoteMeta(m.actor) + `\s+admin\s+route\.restore\s+m/error:503.*route\.cool\s+m/error:503`},
+	}, map[string]string{})
 }
 
 // The viewer reads and is refused changes with the API's message.
