@@ -121,7 +121,6 @@ func run() error {
 	}
 	defer closeKeys()
 	gopt.KeyStore = keys
-	history := usageHistory(store, &gopt)
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err
