@@ -63,6 +63,10 @@ func setup(ctx context.Context, getenv func(string) string) (*gateway.Gateway, *
 	if err != nil {
 		return nil, nil, err
 	}
+	keys, keysAt, err := keyStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	urlAuth := getenv("FNGATE_URL_AUTH_TYPE")
 	requireKeys, err := keysRequired(urlAuth, cfg)
 	if err != nil {
@@ -90,13 +94,14 @@ func setup(ctx context.Context, getenv func(string) string) (*gateway.Gateway, *
 		return nil, nil, err
 	}
 	gopt.ResponseStore = responses
+	gopt.KeyStore = keys
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("telemetry", tel.describe()))
+		slog.String("key_store", keysAt), slog.String("telemetry", tel.describe()))
 	return gw, tel, nil
 }
 
