@@ -64,6 +64,10 @@ func (c *Console) adminRequest(ctx context.Context, method, path string, query u
 	if err != nil {
 		return nil, err
 	}
+	if req.Body == nil {
+		// As a server's request has: the admin handler reads every body.
+		req.Body = http.NoBody
+	}
 	req.RemoteAddr = "console"
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

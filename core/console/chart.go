@@ -63,6 +63,10 @@ func (c Chart) SVG() template.HTML {
 		top = math.Max(top, t)
 	}
 	step, ticks := niceScale(top)
+	if c.Format == nil && step < 1 {
+		// Counts (requests, tokens) come whole: no grid line at 0.25 of a request.
+		step, ticks = 1, max1(int(math.Ceil(top)))
+	}
 	ceil := step * float64(ticks)
 
 	var b strings.Builder

@@ -45,6 +45,7 @@ var chartCases = []struct {
 		{Name: `<script>alert(1)</script>`, Values: []float64{1, math.NaN(), 5}},
 		{Name: "short", Values: []float64{-3}},
 	}}},
+	{"one-request", Chart{Title: "Requests per day", Labels: days(3), Series: []Series{{Name: "mock/echo", Values: []float64{0, 0, 1}}}}},
 	{"thirty-one-days", Chart{Title: "Requests per day", Labels: days(30), Series: []Series{
 		{Name: "mock/echo", Values: func() []float64 {
 			v := make([]float64, 30)

@@ -101,6 +101,9 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 	if err := counterStore(ctx, getenv, cfg, logger, &gopt); err != nil {
 		return nil, err
 	}
+	if err := historyStore(ctx, getenv, cfg, &gopt); err != nil {
+		return nil, err
+	}
 	responses, stored, err := responseStore(ctx, cfg, getenv)
 	if err != nil {
 		return nil, err
@@ -114,7 +117,7 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
 		slog.String("key_store", keysAt), slog.String("telemetry", tel.Describe()))
-	return gw, nil
+	return flushingUsage(gw, gopt.History != nil), nil
 }
 
 func invokerOrDefault(v string) string {

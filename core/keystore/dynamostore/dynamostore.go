@@ -548,14 +548,4 @@ func CreateTable(ctx context.Context, db *dynamodb.Client, table string) error {
 	return nil
 }
 
-// Record appends an audit entry about a change made elsewhere (a route cooled by hand), in
-// the audit partition as Create and Update write theirs.
-func (st *Store) Record(ctx context.Context, e *keystore.Entry) error {
-	a, err := st.auditPut(e)
-	if err != nil {
-		return err
-	}
-	return st.write(ctx, []types.TransactWriteItem{*a}, []error{keystore.ErrExists})
-}
-
 var _ keystore.Store = (*Store)(nil)
