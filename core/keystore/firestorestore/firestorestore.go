@@ -457,10 +457,4 @@ func (s *Store) Audit(ctx context.Context, q keystore.AuditQuery) (*keystore.Aud
 	return page, nil
 }
 
-// Record appends an audit entry about a change made elsewhere (a route cooled by hand), in
-// the audit collection as Create and Update write theirs.
-func (s *Store) Record(ctx context.Context, e *keystore.Entry) error {
-	return s.run(ctx, func(_ context.Context, tx *firestore.Transaction) error { return s.entryWrite(tx, e) })
-}
-
 var _ keystore.Store = (*Store)(nil)
