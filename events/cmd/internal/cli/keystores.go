@@ -8,6 +8,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/keystore"
 	"github.com/fngate/fngate/core/keystore/dynamostore"
+	"github.com/fngate/fngate/core/keystore/firestorestore"
 )
 
 // openSharedKeyStore opens the stores more than one process can share: file (several local
@@ -31,6 +32,12 @@ func openSharedKeyStore(ctx context.Context, cfg *config.Config) (keystore.Store
 			return nil, nil, err
 		}
 		return s, func() {}, nil
+	case config.StoreFirestore:
+		s, closeClient, err := firestorestore.Open(ctx, ks)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() { _ = closeClient() }, nil
 	}
 	return nil, nil, fmt.Errorf("%s: store %q is not built into this command yet", cfg.Locate("key_store.store"), ks.Kind)
 }
