@@ -14,11 +14,13 @@ LAMBDA_TAGS  ?= lambda.norpc
 LAMBDA_FLAGS := -trimpath -tags $(LAMBDA_TAGS),grpcnotrace -ldflags="$(LDFLAGS)"
 LAMBDA_DIR   := $(BUILD_DIR)/lambda
 REMEDIATION_DIR := $(BUILD_DIR)/remediation
+CONTROLPLANE_DIR := $(BUILD_DIR)/controlplane
 # CONFIG=path/to/fngate.yaml packs a config file beside bootstrap (package, sam build).
 CONFIG ?=
 
-.PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package package-gcf build-GatewayFunction clean \
-	build-remediation package-remediation build-RemediationFunction package-gcf-remediation
+.PHONY: run test test-short lint fmt vet bench soak build build-cli build-lambda build-gcf package package-gcf build-GatewayFunction clean \
+	build-remediation package-remediation build-RemediationFunction package-gcf-remediation \
+	build-controlplane package-controlplane build-ControlPlaneFunction package-gcf-controlplane
 
 # make run says what a first build downloads and how long it takes, then serves. VERTEX=auto
 # builds the Vertex AI provider in when GOOGLE_CLOUD_PROJECT is set or its SDK is already in
@@ -46,6 +48,16 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# make build: the binaries for this machine, in $(BUILD_DIR)/bin. The functions' builds are
+# build-lambda, build-remediation and build-gcf (another platform, their own flags).
+build: build-cli
+
+# The operator's command, fngate (docs/cli.md), and its old name fngate-remediate (one more
+# release). `fngate version` names the commit it was built from (unless -buildvcs=false).
+build-cli:
+	@mkdir -p $(BUILD_DIR)/bin
+	$(GO) build -trimpath -ldflags="$(LDFLAGS)" -o $(BUILD_DIR)/bin/ ./events/cmd/fngate ./events/cmd/fngate-remediate
 
 # The Lambda bootstrap for provided.al2023 on arm64.
 build-lambda:
@@ -89,6 +101,30 @@ build-RemediationFunction: build-remediation
 	cp $(REMEDIATION_DIR)/bootstrap $(ARTIFACTS_DIR)/bootstrap
 	$(if $(CONFIG),cp $(CONFIG) $(ARTIFACTS_DIR)/fngate.yaml)
 
+# The control-plane function (the admin API and the console, functions/controlplane/lambda)
+# for provided.al2023 on arm64, same flags: a binary of its own, so the gateway's carries none
+# of it.
+build-controlplane:
+	@mkdir -p $(CONTROLPLANE_DIR)
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(CONTROLPLANE_DIR)/bootstrap ./functions/controlplane/lambda
+
+# Its zip for Terraform (control_plane_package_zip), reproducible like `make package`.
+# CONFIG=path packs the gateway's config beside it: the control plane reads the same config
+# (its admin section, the keys in config, the models a key may be given).
+package-controlplane: build-controlplane
+	@rm -f $(CONTROLPLANE_DIR)/fngate.yaml $(BUILD_DIR)/controlplane.zip
+	$(if $(CONFIG),cp $(CONFIG) $(CONTROLPLANE_DIR)/fngate.yaml)
+	touch -t 202001010000 $(CONTROLPLANE_DIR)/bootstrap $(if $(CONFIG),$(CONTROLPLANE_DIR)/fngate.yaml)
+	cd $(CONTROLPLANE_DIR) && zip -qX9 ../controlplane.zip bootstrap $(if $(CONFIG),fngate.yaml)
+	@ls -l $(CONTROLPLANE_DIR)/bootstrap $(BUILD_DIR)/controlplane.zip
+
+# sam build runs this for ControlPlaneFunction with ARTIFACTS_DIR set (and CONFIG, as for the
+# gateway).
+build-ControlPlaneFunction: build-controlplane
+	@test -n "$(ARTIFACTS_DIR)" || { echo "ARTIFACTS_DIR is not set: this target is run by sam build"; exit 1; }
+	cp $(CONTROLPLANE_DIR)/bootstrap $(ARTIFACTS_DIR)/bootstrap
+	$(if $(CONFIG),cp $(CONFIG) $(ARTIFACTS_DIR)/fngate.yaml)
+
 # The Cloud Functions runner for local runs (Cloud Build compiles its own from the upload).
 build-gcf:
 	@mkdir -p $(BUILD_DIR)/gcf
@@ -101,6 +137,10 @@ package-gcf:
 # The remediation function's upload (root package imports events/eventarc).
 package-gcf-remediation:
 	$(GO) run ./functions/gcf/gcfsource -function remediation -out $(BUILD_DIR)/gcf-remediation-source.zip
+
+# The control-plane function's upload (root package imports functions/controlplane/gcf).
+package-gcf-controlplane:
+	$(GO) run ./functions/gcf/gcfsource -function controlplane -out $(BUILD_DIR)/gcf-controlplane-source.zip
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -59,8 +59,22 @@ func TestTemplateCounters(t *testing.T) {
 		t.Errorf("gateway grants on the counters table = %q, want exactly %q", counterGrants, samCounterGrants)
 	}
 	for name, res := range v.res {
-		if name != "GatewayFunction" && strings.Contains(stringsOf(res), "CountersTable.Arn") {
+		if name == "GatewayFunction" || !strings.Contains(stringsOf(res), "CountersTable.Arn") {
+			continue
+		}
+		// The control plane reads usage (the current windows and the history beside them).
+		if name != "ControlPlaneFunction" {
 			t.Errorf("%s is granted access to the counters table; only the gateway counts", name)
+			continue
+		}
+		var got []string
+		for _, g := range functionGrants(t, res) {
+			if strings.Contains(g, "CountersTable") {
+				got = append(got, g)
+			}
+		}
+		if !slices.Equal(got, samControlPlaneUsageGrants) {
+			t.Errorf("control plane grants on the counters table = %q, want exactly %q (read only)", got, samControlPlaneUsageGrants)
 		}
 	}
 	if v.out["CountersTableName"] == nil {

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -69,9 +70,7 @@ func samFor(t *testing.T, params map[string]any) *samView {
 	t.Helper()
 	root := rawTemplate(t)
 	// goformation predates InvokedViaFunctionUrl (TestTemplateFunctionURL checks it raw).
-	if props := at(root, "Resources", "GatewayUrlPublicInvokeFunction", "Properties"); props != nil {
-		deleteKey(props, "InvokedViaFunctionUrl")
-	}
+	dropInvokedViaFunctionURL(root)
 	// goformation would replace a whole resource by its condition's value: take the
 	// conditions off here and apply them below.
 	conditionOf := map[string]string{}
@@ -100,6 +99,14 @@ func samFor(t *testing.T, params map[string]any) *samView {
 					return "Ref:" + s
 				}
 				return nil
+			},
+			// ${Resource.Attr} reads GetAtt:Resource.Attr, as a GetAtt does (goformation's own
+			// Sub resolves attributes to nothing); parameters and pseudo parameters as before.
+			"Fn::Sub": func(name string, in, tmpl any) any {
+				if s, ok := in.(string); ok {
+					in = subAttr.ReplaceAllString(s, "GetAtt:$1")
+				}
+				return intrinsics.FnSub(name, in, tmpl)
 			},
 			"Fn::GetAtt": func(name string, in, tmpl any) any {
 				if parts, ok := in.([]any); ok && len(parts) == 2 {
@@ -143,6 +150,8 @@ func samFor(t *testing.T, params map[string]any) *samView {
 	}
 	return v
 }
+
+var subAttr = regexp.MustCompile(`\$\{([0-9A-Za-z]+\.[0-9A-Za-z.]+)\}`)
 
 func deleteKey(n *yaml.Node, key string) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -287,7 +296,8 @@ func TestTemplateSelfRepair(t *testing.T) {
 				t.Errorf("gateway ROUTE_STATE_TABLE = %v", got)
 			}
 			wantBus := any(nil)
-			wantGrants := append(append([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants...), samResponsesGrants...)
+			// The key store's grants come with a public URL only (TestTemplateKeyStore).
+			wantGrants := slices.Concat([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants, samResponsesGrants)
 			if eventBridge {
 				wantBus = "Ref:ProviderErrorBus"
 				wantGrants = append(wantGrants, "events:PutEvents on GetAtt:ProviderErrorBus.Arn")
@@ -719,6 +729,7 @@ func tfFunctions() map[string]function.Function {
 		"jsonencode":       stdlib.JSONEncodeFunc,
 		"length":           stdlib.LengthFunc,
 		"merge":            stdlib.MergeFunc,
+		"setunion":         stdlib.SetUnionFunc,
 		"toset":            stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
 		"tostring":         stdlib.MakeToFunc(cty.String),
 		"values":           stdlib.ValuesFunc,
@@ -885,7 +896,7 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 				t.Errorf("gateway PROVIDER_ERROR_BUS present = %v with error_delivery=%s (%#v)", hasBus, delivery, env)
 			}
 			wantGw := append([]string{"dynamodb:Query on aws_dynamodb_table.route_state.arn", "logs:CreateLogStream on aws_cloudwatch_log_group.gateway.arn:*",
-				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, append(tfCounterGrants, tfResponsesGrants...)...)
+				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, slices.Concat(tfCounterGrants, tfResponsesGrants)...)
 			if eventBridge {
 				wantGw = append(wantGw, "events:PutEvents on aws_cloudwatch_event_bus.provider_errors.arn")
 			}
@@ -1268,6 +1279,8 @@ from cfnlint.decode import decode
 from cfnlint.template.transforms._sam import Transform
 
 def ref(v):
+    if isinstance(v, dict) and isinstance(v.get("Fn::Sub"), str):
+        return "Sub:" + v["Fn::Sub"]
     if isinstance(v, dict) and "Fn::GetAtt" in v:
         return "GetAtt:" + ".".join(v["Fn::GetAtt"])
     if isinstance(v, dict) and "Ref" in v:
@@ -1347,8 +1360,11 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 			"UseEventBridge Allow events:PutEvents on GetAtt:ProviderErrorBus.Arn", basic,
 			"Allow dynamodb:DeleteItem on GetAtt:ResponsesTable.Arn", "Allow dynamodb:GetItem on GetAtt:ResponsesTable.Arn",
 			"Allow dynamodb:PutItem on GetAtt:ResponsesTable.Arn",
+			"PublicUrl Allow dynamodb:GetItem on GetAtt:KeysTable.Arn", "PublicUrl Allow dynamodb:Query on GetAtt:KeysTable.Arn",
+			"PublicUrl Allow dynamodb:Query on Sub:${KeysTable.Arn}/index/*",
 		},
-		"SweepScheduleRole": {"Allow lambda:InvokeFunction on GetAtt:RemediationFunction.Arn"},
+		"SweepScheduleRole":        {"Allow lambda:InvokeFunction on GetAtt:RemediationFunction.Arn"},
+		"ControlPlaneFunctionRole": translatedControlPlaneRole(basic),
 	}
 	for role, w := range want {
 		sort.Strings(w)
@@ -1364,7 +1380,8 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 	// Invoke permissions come only from the template's own, conditional resources.
 	for name, typ := range got.Types {
 		if typ == "AWS::Lambda::Permission" && !slices.Contains([]string{"GatewayUrlPublicInvokeUrl", "GatewayUrlPublicInvokeFunction",
-			"ProviderErrorRuleInvoke", "ProviderErrorSubscriptionInvoke", "ProviderHealthRuleInvoke"}, name) {
+			"ProviderErrorRuleInvoke", "ProviderErrorSubscriptionInvoke", "ProviderHealthRuleInvoke",
+			"ControlPlaneUrlPublicInvokeUrl", "ControlPlaneUrlPublicInvokeFunction"}, name) {
 			t.Errorf("SAM translation created a Lambda permission %s", name)
 		}
 	}

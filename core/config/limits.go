@@ -210,3 +210,11 @@ func (b *Budget) validate(p string, bad *problems) {
 		}
 	}
 }
+
+// Validate checks limits given outside a config file (the admin API's keys), as a config
+// key's are checked; p names them in the messages.
+func (k *KeyLimits) Validate(p string) error {
+	var bad problems
+	k.validate(p, &bad)
+	return bad.err()
+}

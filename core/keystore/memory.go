@@ -2,7 +2,10 @@ package keystore
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -66,6 +69,13 @@ func (s *Memory) Update(_ context.Context, k *Key, e *Entry) error {
 	if !c.Deleted {
 		s.hashes[c.Hash], s.names[c.Name] = c.ID, c.ID
 	}
+	s.append(e)
+	return nil
+}
+
+func (s *Memory) Record(_ context.Context, e *Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.append(e)
 	return nil
 }
@@ -164,4 +174,26 @@ func (s *Memory) Audit(_ context.Context, q AuditQuery) (*AuditPage, error) {
 		page.Entries = append(page.Entries, &c)
 	}
 	return page, nil
+}
+
+// copy returns a store holding what s holds; keys and entries are never changed in place (a
+// change stores a clone), so the copy shares them.
+func (s *Memory) copy() *Memory {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &Memory{keys: make(map[string]*Key, len(s.keys)), hashes: make(map[[32]byte]string, len(s.hashes)),
+		names: make(map[string]string, len(s.names)), audit: slices.Clone(s.audit)}
+	maps.Copy(c.keys, s.keys)
+	maps.Copy(c.hashes, s.hashes)
+	maps.Copy(c.names, s.names)
+	return c
+}
+
+// sortedKeys returns every key, tombstones included, in id order.
+func (s *Memory) sortedKeys() []*Key {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Collect(maps.Values(s.keys))
+	slices.SortFunc(out, func(a, b *Key) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }

@@ -72,6 +72,10 @@ type Store interface {
 	Changed(ctx context.Context, since time.Time) (keys []*Key, more bool, err error)
 	// Audit returns one page of the audit log, newest first.
 	Audit(ctx context.Context, q AuditQuery) (*AuditPage, error)
+	// Record appends an audit entry about a change made elsewhere (a route cooled or
+	// restored by hand in the route-state store), so the one audit log has every admin
+	// change. Entries about keys are written by Create and Update, never by Record.
+	Record(ctx context.Context, e *Entry) error
 }
 
 func pageLimit(n int) int {

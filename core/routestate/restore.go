@@ -49,6 +49,7 @@ func Restore(ctx context.Context, s Store, actionID string, now time.Time, force
 		Incident:     old.Before.Incident,
 		IncidentLink: old.Before.IncidentLink,
 		ChatOnly:     old.Before.ChatOnly,
+		Source:       old.Before.Source,
 		EventID:      eventID,
 		ActionID:     NewActionID(now, eventID, old.Route, fmt.Sprint(cur.Version)),
 		Since:        now,

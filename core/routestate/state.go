@@ -24,6 +24,11 @@ type State struct {
 	// resolution clears only the routes that carry its id.
 	Incident     string `json:"incident,omitempty" dynamodbav:"incident,omitempty" firestore:"incident,omitempty"`
 	IncidentLink string `json:"incident_link,omitempty" dynamodbav:"incident_link,omitempty" firestore:"incident_link,omitempty"`
+	// Source is SourceManual when an operator set the status by hand (the admin API's cool
+	// and restore), empty when remediation did. Remediation leaves a manual status alone
+	// while it lasts: a manual cooldown until Until, a manual restore (Active) until Until,
+	// its hold.
+	Source string `json:"source,omitempty" dynamodbav:"source,omitempty" firestore:"source,omitempty"`
 	// ChatOnly marks a route whose upstream refused the legacy completions endpoint.
 	ChatOnly bool `json:"chat_only,omitempty" dynamodbav:"chat_only,omitempty" firestore:"chat_only,omitempty"`
 	// EventID is the delivery that caused the last change.
@@ -37,6 +42,15 @@ type State struct {
 	// Version counts writes; a store only accepts a write that names the version it replaces.
 	Version   int64     `json:"version" dynamodbav:"version" firestore:"version"`
 	UpdatedAt time.Time `json:"updated_at,omitzero" dynamodbav:"updated_at,omitempty" firestore:"updated_at,omitempty"`
+}
+
+// SourceManual marks a status an operator set by hand.
+const SourceManual = "manual"
+
+// ManualAt reports whether an operator's hand-set status still holds at now: a manual
+// cooldown or a manual restore's hold that has not ended.
+func (s State) ManualAt(now time.Time) bool {
+	return s.Source == SourceManual && now.Before(s.Until)
 }
 
 // Effective is the status at now: a cooldown that has ended counts as active even before the

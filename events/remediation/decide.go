@@ -71,9 +71,15 @@ func next(rl rule, reason string, rec Record, cur routestate.State, eventID stri
 	if !cur.Since.IsZero() && rec.Time.Before(cur.Since) {
 		return None, cur, fmt.Sprintf("the route changed at %s, after this error (%s)", stamp(cur.Since), stamp(rec.Time)), false
 	}
+	if cur.ManualAt(now) && rl != ruleChatOnly {
+		return None, cur, manualHold(cur), false
+	}
 	eff := cur.Effective(now)
 	to = cur
 	to.EventID, to.Since, to.UpdatedAt = eventID, now, now
+	if rl != ruleChatOnly {
+		to.Source = "" // remediation's status now, not the operator's
+	}
 	switch rl {
 	case ruleBurst:
 		if eff != routestate.Active {
@@ -130,6 +136,15 @@ func describe(s routestate.State, now time.Time) string {
 		return "disabled (" + s.Reason + ")"
 	}
 	return "active"
+}
+
+// manualHold is why a decision leaves a route an operator set by hand: self-repair does not
+// overrule the operator while the status they chose lasts.
+func manualHold(cur routestate.State) string {
+	if cur.Status == routestate.Cooling {
+		return "cooled by hand until " + stamp(cur.Until) + " (" + cur.Reason + "): left as is"
+	}
+	return "restored by hand, held until " + stamp(cur.Until) + ": left as is"
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -268,7 +268,7 @@ func (e *Engine) Sweep(ctx context.Context) ([]Outcome, error) {
 				return None, cur, "no longer an ended cooldown: " + describe(cur, now), false, nil
 			}
 			to := cur
-			to.Status, to.Until, to.Reason, to.Incident, to.IncidentLink = routestate.Active, time.Time{}, "", "", ""
+			to.Status, to.Until, to.Reason, to.Incident, to.IncidentLink, to.Source = routestate.Active, time.Time{}, "", "", "", ""
 			to.EventID, to.Since, to.UpdatedAt = o.EventID, now, now
 			return Enable, to, "the cooldown ended at " + stamp(cur.Until), true, nil
 		})

@@ -166,7 +166,7 @@ func (e *Engine) recordIncident(ctx context.Context, news *routestate.Incident) 
 func coolForIncident(cur routestate.State, in routestate.Incident, eventID string, now time.Time, p Policy) routestate.State {
 	to := cur
 	to.Status, to.Until, to.Reason = routestate.Cooling, now.Add(p.IncidentCooldown), ReasonProviderIncident
-	to.Incident, to.IncidentLink = in.ID, in.Link
+	to.Incident, to.IncidentLink, to.Source = in.ID, in.Link, ""
 	to.EventID, to.Since, to.UpdatedAt = eventID, now, now
 	return to
 }
@@ -184,6 +184,8 @@ func (e *Engine) incidentOpen(in routestate.Incident, cur routestate.State, even
 	}
 	p := e.policy
 	switch {
+	case cur.ManualAt(now):
+		return None, cur, manualHold(cur), false
 	case cur.Effective(now) == routestate.Active:
 		return IncidentCool, coolForIncident(cur, in, eventID, now, p), "provider incident open: " + incidentName(in), true
 	case cooledBy(cur, in.ID) && cur.Until.Before(now.Add(p.IncidentCooldown/2)):
@@ -208,7 +210,7 @@ func (e *Engine) incidentClosed(in routestate.Incident, others []routestate.Inci
 		}
 	}
 	to := cur
-	to.Status, to.Until, to.Reason, to.Incident, to.IncidentLink = routestate.Active, time.Time{}, "", "", ""
+	to.Status, to.Until, to.Reason, to.Incident, to.IncidentLink, to.Source = routestate.Active, time.Time{}, "", "", "", ""
 	to.EventID, to.Since, to.UpdatedAt = eventID, now, now
 	return IncidentEnable, to, "provider incident resolved: " + incidentName(in), true
 }

@@ -10,7 +10,8 @@
 // the Firestore counter and response stores, whose client is the same SDK, go with it
 // (firestore.go). Stored responses stay in memory unless the config's responses section
 // says otherwise (responses.go); keys issued at runtime are served from the key store the
-// config names (keystore.go). Logs are readable text on a terminal and JSON otherwise
+// config names (keystore.go), and the admin API is served beside the gateway under /admin/v1/
+// on the same stores (admin.go). Logs are readable text on a terminal and JSON otherwise
 // (logging.format decides when set); traces and metrics go to an OpenTelemetry collector
 // when the config's telemetry block or the OTEL_* variables ask for it, and what is batched
 // is flushed on the way out. The Responses API's WebSocket mode is served; on SIGTERM each
@@ -33,6 +34,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/fngate/fngate/core/admin"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/routestate"
@@ -83,11 +85,13 @@ func run() error {
 	// net/http hands an upgraded connection to its handler: the Responses API's WebSocket
 	// mode is served.
 	gopt := gateway.Options{Registry: registry(), Logger: logger, Tracer: tel.Tracer(), WebSockets: true}
+	var routes routestate.Store
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
 		if err != nil {
 			return err
 		}
+		routes = store
 		cache := routestate.NewCache(store, routestate.CacheOptions{Logger: logger})
 		cache.Start(ctx)
 		defer cache.Close()
@@ -122,6 +126,10 @@ func run() error {
 		return err
 	}
 	defer gw.Close()
+	handler, err := withControlPlane(gw, cfg, admin.Options{Keys: keys, History: history, Counters: store, Routes: routes, Logger: logger})
+	if err != nil {
+		return err
+	}
 
 	if *debugAddr != "" {
 		if err := serveDebug(*debugAddr); err != nil {
@@ -138,7 +146,7 @@ func run() error {
 	// client that trickles them never reaches the handler, so it holds no in-flight slot, but
 	// it would hold its connection and goroutine for as long as it kept trickling.
 	srv := &http.Server{
-		Handler:           gw,
+		Handler:           handler,
 		ReadHeaderTimeout: *readHeader,
 		IdleTimeout:       2 * time.Minute,
 	}

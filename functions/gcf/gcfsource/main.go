@@ -1,8 +1,10 @@
 // Command gcfsource assembles the source uploads for Cloud Functions gen2: the gateway
-// (make package-gcf) and the remediation function (make package-gcf-remediation).
+// (make package-gcf), the remediation function (make package-gcf-remediation) and the control
+// plane (make package-gcf-controlplane).
 //
 //	go run ./functions/gcf/gcfsource -out build/gcf-source.zip
 //	go run ./functions/gcf/gcfsource -function remediation -out build/gcf-remediation-source.zip
+//	go run ./functions/gcf/gcfsource -function controlplane -out build/gcf-controlplane-source.zip
 //
 // The Go buildpack that builds functions looks only at the upload's root: it parses the one
 // package there, blank-imports it from a generated main, and ignores GOOGLE_FUNCTION_SOURCE
@@ -68,6 +70,15 @@ var Functions = map[string]Function{
 		Dirs:       []string{"core", "events/remediation", "events/eventarc"},
 		Skip:       []string{"events/eventarc/cmd"},
 	},
+	// The admin API and the console: a function of its own, so the gateway's upload (and
+	// build, and cold start) carries none of it.
+	"controlplane": {
+		Name:       "controlplane",
+		EntryPoint: "ControlPlane",
+		Package:    fngateMod + "/functions/controlplane/gcf",
+		Dirs:       []string{"core", "functions/controlplane/gcf"},
+		Skip:       []string{"functions/controlplane/gcf/cmd"},
+	},
 }
 
 // shim is the root package: importing the function's package registers the function, and
@@ -90,11 +101,11 @@ import (
 func main() {
 	out := flag.String("out", "build/gcf-source.zip", "the zip to write")
 	root := flag.String("root", ".", "fngate's module root")
-	name := flag.String("function", "gateway", "which function: gateway or remediation")
+	name := flag.String("function", "gateway", "which function: gateway, remediation or controlplane")
 	flag.Parse()
 	fn, ok := Functions[*name]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "gcfsource: -function %q: want gateway or remediation\n", *name)
+		fmt.Fprintf(os.Stderr, "gcfsource: -function %q: want gateway, remediation or controlplane\n", *name)
 		os.Exit(2)
 	}
 	files, err := Files(*root, fn)

@@ -5,12 +5,16 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -322,4 +326,94 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// registeredHTTP returns the names the non-test files of dir register with functions.HTTP,
+// read from the source: the control plane's package may not exist yet on this branch, so the
+// test cannot import it.
+func registeredHTTP(t *testing.T, dir string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		consts := map[string]string{}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if vs, ok := n.(*ast.ValueSpec); ok {
+				for i, id := range vs.Names {
+					if i < len(vs.Values) {
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							consts[id.Name], _ = strconv.Unquote(lit.Value)
+						}
+					}
+				}
+			}
+			return true
+		})
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "HTTP" {
+				return true
+			}
+			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "functions" {
+				return true
+			}
+			switch a := call.Args[0].(type) {
+			case *ast.BasicLit:
+				s, _ := strconv.Unquote(a.Value)
+				names = append(names, s)
+			case *ast.Ident:
+				names = append(names, consts[a.Name])
+			}
+			return true
+		})
+	}
+	return names
+}
+
+// TestControlPlaneUploadBuildsLikeCloudBuild builds the control plane's upload and asks the
+// result for the admin API's OpenAPI document (which needs no credentials), with the key store
+// pointed at an address nothing listens on: serving the document must not need the store.
+func TestControlPlaneUploadBuildsLikeCloudBuild(t *testing.T) {
+	fn := Functions["controlplane"]
+	dir := filepath.Join("..", "..", "..", strings.TrimPrefix(fn.Package, fngateMod+"/"))
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("%s is not on this branch yet: nothing to build", dir)
+	}
+	if got := registeredHTTP(t, dir); len(got) != 1 || got[0] != fn.EntryPoint {
+		t.Fatalf("%s registers %q with functions.HTTP; the upload's entry point (and the Terraform module's) is %s", dir, got, fn.EntryPoint)
+	}
+	bin, files := buildLikeCloudBuild(t, fn)
+	for name := range files {
+		if strings.HasPrefix(name, "fngate/functions/gcf/") || strings.HasPrefix(name, "fngate/functions/lambda/") {
+			t.Errorf("the control-plane upload carries %s", name)
+		}
+	}
+	srv := serve(t, bin, "FUNCTION_TARGET="+fn.EntryPoint, "KEYS_PROJECT=demo", "COUNTERS_PROJECT=demo", "ROUTE_STATE_PROJECT=demo",
+		"FIRESTORE_EMULATOR_HOST=127.0.0.1:1")
+	resp, err := http.Get(srv.url + "/admin/v1/openapi.json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, srv.out.String())
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); resp.StatusCode != 200 || err != nil || !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Fatalf("GET /admin/v1/openapi.json: status %d, %v, openapi %q\n%s", resp.StatusCode, err, doc.OpenAPI, srv.out.String())
+	}
 }

@@ -2,7 +2,8 @@
 # counts in, and exactly the access the gateway needs to it.
 
 # One item per gateway key: its counters in their windows (see dynamocounters.CreateTable).
-# TTL deletes a key's item once its month has passed without a request.
+# TTL deletes a key's item once its month has passed without a request. The usage history's
+# per-key, per-day items live here too, expired by the same TTL 400 days after their day.
 resource "aws_dynamodb_table" "counters" {
   name         = "${var.name}-counters"
   billing_mode = "PAY_PER_REQUEST"

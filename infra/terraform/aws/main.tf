@@ -10,6 +10,9 @@ locals {
     { COUNTERS_TABLE = aws_dynamodb_table.counters.name },
     # The config's responses.table wins; responses: {store: none} turns them off.
     { RESPONSES_TABLE = aws_dynamodb_table.responses.name },
+    # Keys issued at runtime, served beside the config's; the config's key_store wins. Public
+    # URLs only: behind AWS_IAM no gateway key can arrive (the signature takes Authorization).
+    local.public ? { KEYS_TABLE = aws_dynamodb_table.keys.name } : {},
     # Without it the gateway publishes nothing: the log subscription needs no publisher.
     local.eventbridge ? { PROVIDER_ERROR_BUS = aws_cloudwatch_event_bus.provider_errors[0].name } : {},
   )
@@ -104,7 +107,7 @@ resource "aws_lambda_function" "gateway" {
 
   # Lambda logs to /aws/lambda/<function_name>, created here first with its retention. The
   # secrets are read at cold start: the role must be able to read them first.
-  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses]
+  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses, aws_iam_role_policy.keys]
 }
 
 resource "aws_lambda_function_url" "gateway" {

@@ -87,3 +87,18 @@ output "counters_table_name" {
   description = "The keys' counters (COUNTERS_TABLE); fngate-remediate usage -counters dynamodb:<this> reads them."
   value       = aws_dynamodb_table.counters.name
 }
+
+output "keys_table_name" {
+  description = "The key store (KEYS_TABLE of the gateway and the control plane)."
+  value       = aws_dynamodb_table.keys.name
+}
+
+output "control_plane_url" {
+  description = "The control plane's function URL (ends in /): the admin API under admin/v1/, the console at console. Null with control_plane = false."
+  value       = var.control_plane ? aws_lambda_function_url.control_plane[0].function_url : null
+}
+
+output "control_plane_function_name" {
+  description = "The control-plane function's name; null with control_plane = false."
+  value       = var.control_plane ? aws_lambda_function.control_plane[0].function_name : null
+}

@@ -164,3 +164,27 @@ variable "alarm_actions" {
   type        = list(string)
   default     = []
 }
+
+variable "control_plane" {
+  description = "Deploy the control plane (the admin API and the console) as a function of its own with a public URL; it needs control_plane_package_zip. false leaves it out: the key store stays, and the gateway serves its keys either way."
+  type        = bool
+  default     = true
+}
+
+variable "control_plane_package_zip" {
+  description = "Path to the control plane's package built by `make package-controlplane` (build/controlplane.zip): bootstrap at the root, and fngate.yaml when built with CONFIG= (the gateway's config). Required when control_plane is true."
+  type        = string
+  default     = null
+}
+
+variable "control_plane_secret_arns" {
+  description = "ARNs of the Secrets Manager secrets only the control plane reads: the admin section's aws-sm:// references (session_key, oidc.client_secret). It also reads secret_arns, since it loads the gateway's config; the gateway never reads these."
+  type        = list(string)
+  default     = []
+}
+
+variable "keys_deletion_protection" {
+  description = "DynamoDB deletion protection on the key store: deleting the table revokes every stored key and loses the audit log. Set false before a destroy that should take it."
+  type        = bool
+  default     = true
+}

@@ -6,6 +6,7 @@ locals {
   create_counters_database = var.counters_database == null
   counters_database        = local.create_counters_database ? google_firestore_database.counters[0].name : var.counters_database
   counters_collection      = "${var.counters_prefix}counters"
+  usage_collection         = "${var.counters_prefix}usage"
   # What functions/gcf reads to find the counters (a config without a counters section
   # counts here).
   counters_env = {
@@ -47,6 +48,34 @@ resource "google_firestore_field" "counters_unindexed" {
   field      = each.value
 
   index_config {}
+}
+
+# Usage history (counters.History): per key and UTC day, kept 400 days, then deleted by
+# Firestore after its expires, in <prefix>usage beside the counters.
+resource "google_firestore_field" "usage_ttl" {
+  project    = var.project_id
+  database   = local.counters_database
+  collection = local.usage_collection
+  field      = "expires"
+
+  ttl_config {}
+
+  # A TTL timestamp grows with time; indexing it would only create a write hotspot.
+  index_config {}
+}
+
+# The per-model counts (m) are read by document id only; indexing them would write an index
+# entry per model on every request.
+resource "google_firestore_field" "usage_unindexed" {
+  project    = var.project_id
+  database   = local.counters_database
+  collection = local.usage_collection
+  field      = "m"
+
+  index_config {}
+
+  # Field operations on one collection run one at a time.
+  depends_on = [google_firestore_field.usage_ttl]
 }
 
 # Read and write documents, in the counters database only.

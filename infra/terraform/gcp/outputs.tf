@@ -84,3 +84,18 @@ output "counters_database" {
   description = "The Firestore database of the keys' counters (COUNTERS_DATABASE); fngate-remediate usage -counters firestore:<project> -counters-database <this> reads them."
   value       = local.counters_database
 }
+
+output "keys_database" {
+  description = "The Firestore database of the key store (KEYS_DATABASE of the gateway and the control plane)."
+  value       = local.keys_database
+}
+
+output "control_plane_url" {
+  description = "The control plane's URL: the admin API under /admin/v1/, the console at /console. Null with control_plane = false."
+  value       = var.control_plane ? google_cloudfunctions2_function.control_plane[0].service_config[0].uri : null
+}
+
+output "control_plane_service_account_email" {
+  description = "The identity the control plane runs as; null with control_plane = false."
+  value       = var.control_plane ? google_service_account.control_plane[0].email : null
+}

@@ -245,3 +245,62 @@ variable "counters_prefix" {
   type        = string
   default     = "fngate_"
 }
+
+variable "keys_database" {
+  description = "An existing Firestore database (native mode) for the key store. Null creates <name>-keys. The control plane may read and write all of it and the gateway read it: do not name the route-state database."
+  type        = string
+  default     = null
+}
+
+variable "keys_collection" {
+  description = "The key store's collection (KEYS_COLLECTION); its hash and name claims and its audit log live in <collection>_hashes, _names and _audit."
+  type        = string
+  default     = "fngate_keys"
+
+  validation {
+    condition     = can(regex("^[^/]+$", var.keys_collection))
+    error_message = "keys_collection must be a collection id, without '/'."
+  }
+}
+
+variable "keys_deletion_protection" {
+  description = "Firestore delete protection on the keys database the module creates: deleting it revokes every stored key and loses the audit log."
+  type        = bool
+  default     = true
+}
+
+variable "control_plane" {
+  description = "Deploy the control plane (the admin API and the console) as a function of its own; it needs control_plane_source_zip. false leaves it out: the key store stays, and the gateway serves its keys either way."
+  type        = bool
+  default     = true
+}
+
+variable "control_plane_source_zip" {
+  description = "Path to the control plane's upload built by `make package-gcf-controlplane` (build/gcf-controlplane-source.zip). Required when control_plane is true."
+  type        = string
+  default     = null
+}
+
+variable "control_plane_secret_ids" {
+  description = "Secret Manager secret ids (in project_id) only the control plane reads: the admin section's gcp-sm:// references (session_key, oidc.client_secret). It also reads the gateway's secrets, since it loads the same config."
+  type        = list(string)
+  default     = []
+}
+
+variable "control_plane_invoker_members" {
+  description = "Who may invoke the control plane (roles/run.invoker). allUsers by default: the console is for browsers and the admin API authenticates every call itself; narrow it where an organisation policy forbids allUsers."
+  type        = list(string)
+  default     = ["allUsers"]
+}
+
+variable "control_plane_max_instances" {
+  description = "Upper bound on control-plane instances."
+  type        = number
+  default     = 10
+}
+
+variable "stored_keys" {
+  description = "Let the gateway serve the keys the control plane issues (KEYS_PROJECT, _DATABASE, _COLLECTION, and read on the keys database). With them every request needs a key: a private function's callers then send their ID token in X-Serverless-Authorization and the key in Authorization. Null: when public."
+  type        = bool
+  default     = null
+}

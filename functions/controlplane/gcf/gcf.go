@@ -1,0 +1,118 @@
+// Package gcf registers fngate's control plane as the HTTP function ControlPlane for Cloud
+// Functions gen2: the admin API under /admin/v1/ (core/admin), in a function of its own
+// beside the gateway's, so the gateway carries none of it and its URL never serves /admin/.
+// Registration happens at init and costs nothing; the handler (config, secret references,
+// stores) is built by the first request, once per instance, and a failed build is tried
+// again after a pause.
+//
+// Environment (stores.go):
+//
+//	FNGATE_CONFIG_YAML, FNGATE_CONFIG  the config, as the gateway reads it
+//	KEYS_PROJECT, KEYS_DATABASE, KEYS_COLLECTION                   the key store and audit log
+//	COUNTERS_PROJECT, COUNTERS_DATABASE, COUNTERS_PREFIX           counters and usage history (read)
+//	ROUTE_STATE_PROJECT, ROUTE_STATE_DATABASE, ROUTE_STATE_PREFIX  route state (read, cool, restore)
+//
+// It imports nothing of the repository beyond core/, so the deploy's source is core/ and this
+// directory.
+package gcf
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
+
+	"github.com/fngate/fngate/core/admin"
+	"github.com/fngate/fngate/core/boot"
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/secrets/gcpsm"
+	"github.com/fngate/fngate/core/telemetry"
+)
+
+// FunctionName is the entry point to deploy (--entry-point, build_config.entry_point).
+const FunctionName = "ControlPlane"
+
+func init() { functions.HTTP(FunctionName, ControlPlane) }
+
+var instance = &lazy{retryAfter: 10 * time.Second, build: func(ctx context.Context) (http.Handler, error) { return build(ctx, os.Getenv) }}
+
+// ControlPlane is the registered HTTP function.
+func ControlPlane(w http.ResponseWriter, r *http.Request) { instance.ServeHTTP(w, r) }
+
+func build(ctx context.Context, getenv func(string) string) (http.Handler, error) {
+	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{gcpsm.Scheme: gcpsm.NewDefault()}}
+	cfg, source, err := boot.LoadConfig(ctx, getenv, boot.Files{}, opt)
+	if err != nil {
+		return nil, err
+	}
+	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
+	st, err := openStores(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	api, err := admin.New(cfg, admin.Options{Keys: st.keys, History: st.history, Counters: st.counters, Routes: st.routes, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("ready", slog.String("config", source), slog.String("keys", st.describe.keys),
+		slog.String("usage", st.describe.usage), slog.String("routes", st.describe.routes))
+	return api, nil
+}
+
+// buildTimeout bounds one build; it does not follow the request that triggered it.
+const buildTimeout = 30 * time.Second
+
+// lazy builds the handler on first use, once; concurrent first requests wait for the same
+// build, and a failed one is tried again after retryAfter (a transient secret read must not
+// poison the instance, nor a broken config hammer Secret Manager).
+type lazy struct {
+	build      func(context.Context) (http.Handler, error)
+	retryAfter time.Duration
+
+	ready    atomic.Pointer[http.Handler]
+	mu       sync.Mutex
+	err      error
+	failedAt time.Time
+}
+
+func (l *lazy) get(ctx context.Context) (http.Handler, error) {
+	if h := l.ready.Load(); h != nil {
+		return *h, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if h := l.ready.Load(); h != nil {
+		return *h, nil
+	}
+	if l.err != nil && time.Since(l.failedAt) < l.retryAfter {
+		return nil, l.err
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
+	defer cancel()
+	h, err := l.build(bctx)
+	if err != nil {
+		l.err, l.failedAt = err, time.Now()
+		telemetry.NewLogger(os.Stderr, telemetry.FormatFromEnv(""), nil).Error("start failed", slog.String("error", err.Error()))
+		return nil, err
+	}
+	l.ready.Store(&h)
+	l.err = nil
+	return h, nil
+}
+
+func (l *lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, err := l.get(r.Context())
+	if err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"error":{"message":"the control plane could not start; its log has the reason","type":"server_error","param":null,"code":"control_plane_not_configured"}}` + "\n"))
+		return
+	}
+	h.ServeHTTP(w, r)
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/counters/dynamocounters"
+	"github.com/fngate/fngate/core/keystore"
+	"github.com/fngate/fngate/core/routestate"
+	"github.com/fngate/fngate/core/routestate/dynamostore"
+)
+
+// The tables the templates give the control plane (the gateway has the same names).
+const (
+	EnvKeysTable       = "KEYS_TABLE"
+	EnvCountersTable   = "COUNTERS_TABLE"
+	EnvRouteStateTable = "ROUTE_STATE_TABLE"
+)
+
+// stores are what the admin API is given; any may be nil (that part of the API answers 503,
+// or, for keys, lists the config's alone).
+type stores struct {
+	keys     keystore.Store
+	history  counters.History
+	counters counters.Store
+	routes   routestate.Store
+	describe struct{ keys, usage, routes string }
+}
+
+// openStores opens the config's stores, each table named by the config or, when it names
+// none, the environment; nothing here touches the network (the clients dial on first use).
+func openStores(ctx context.Context, cfg *config.Config, getenv func(string) string) (*stores, error) {
+	st := &stores{}
+	st.describe.keys, st.describe.usage, st.describe.routes = "none", "none", "none"
+
+	ks := cfg.KeyStore
+	table := getenv(EnvKeysTable)
+	switch {
+	case ks.Kind == "" && table != "", ks.Kind == config.StoreDynamoDB:
+		if ks.Table == "" {
+			ks.Table = table
+		}
+		if ks.Table == "" {
+			return nil, errors.New("key_store dynamodb: name its table (key_store.table or " + EnvKeysTable + ")")
+		}
+		s, err := openDynamoKeyStore(ctx, ks)
+		if err != nil {
+			return nil, err
+		}
+		st.keys, st.describe.keys = s, "dynamodb:"+ks.Table
+	case ks.Kind == "", ks.Kind == config.StoreNone:
+	default:
+		// memory and file are one process's or one machine's: each instance would keep keys
+		// of its own.
+		return nil, fmt.Errorf("key_store.store %s is not available on Lambda: use dynamodb (the templates set %s)", ks.Kind, EnvKeysTable)
+	}
+
+	c := cfg.Counters
+	table = getenv(EnvCountersTable)
+	switch {
+	case c.Kind == "" && table != "", c.Kind == config.StoreDynamoDB:
+		if c.Table == "" {
+			c.Table = table
+		}
+		s, err := dynamocounters.Open(ctx, awsconf.FromEnvironment, c)
+		if err != nil {
+			return nil, err
+		}
+		st.counters, st.history, st.describe.usage = s, s, "dynamodb:"+c.Table
+	case c.Kind == "", c.Kind == config.StoreMemory:
+		// The gateway's memory counters are its own instance's: there is nothing to read.
+	default:
+		return nil, fmt.Errorf("counters.store %s is not available on Lambda: use dynamodb", c.Kind)
+	}
+
+	if table := getenv(EnvRouteStateTable); table != "" {
+		awsCfg, err := awsconf.FromEnvironment(ctx, awsconf.Options{})
+		if err != nil {
+			return nil, err
+		}
+		st.routes, st.describe.routes = dynamostore.New(dynamodb.NewFromConfig(awsCfg), table), "dynamodb:"+table
+	}
+	return st, nil
+}
+
+// openDynamoKeyStore opens the DynamoDB key store (core/keystore/dynamostore). Until that
+// store is built into this function, a control plane with a key store refuses to start,
+// naming this hook, rather than serving keys it cannot keep.
+var openDynamoKeyStore = func(_ context.Context, ks config.KeyStore) (keystore.Store, error) {
+	return nil, fmt.Errorf("key_store dynamodb (table %s): the DynamoDB key store is not built into the control plane yet (openDynamoKeyStore)", ks.Table)
+}
