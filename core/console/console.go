@@ -291,3 +291,16 @@ func (c *Console) failAPI(w http.ResponseWriter, r *http.Request, s *Session, er
 	c.log.Error("console: admin call failed", slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 	c.fail(w, r, s, http.StatusBadGateway, "The admin API's answer could not be read; the log has the detail.")
 }
+
+// Beside returns a handler that serves the console under /console and everything else with
+// next: the admin API on the control-plane function, the admin API and the gateway on the
+// local server.
+func (c *Console) Beside(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == Prefix || strings.HasPrefix(r.URL.Path, Prefix+"/") {
+			c.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

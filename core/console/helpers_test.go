@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/keystore"
+	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
 // Secrets of the test's admin principals.
@@ -37,7 +37,7 @@ func sha(s string) string {
 
 // testConfig is the test's config: two admin keys, a priced mock model, a memory key
 // store; oidc, when not empty, is the admin.oidc section (in flow style).
-func testConfig(t *testing.T, extra, oidc string) *config.Config {
+func testConfig(t testing.TB, extra, oidc string) *config.Config {
 	t.Helper()
 	if oidc != "" {
 		oidc = "  oidc: " + oidc + "\n"
@@ -84,23 +84,25 @@ func (c *clock) Add(d time.Duration) {
 // fixture is a console over the real admin API on memory stores, served over TLS (the
 // cookies are Secure), with a clock the test moves.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	cfg     *config.Config
 	keys    *keystore.Memory
 	history *counters.MemoryHistory
 	console *Console
 	srv     *httptest.Server
 	clock   *clock
+	logs    *gatewaytest.LogBuffer // the admin API's and the console's log lines
 }
 
-func newFixture(t *testing.T, extra string) *fixture { return newFixtureOIDC(t, extra, "") }
+func newFixture(t testing.TB, extra string) *fixture { return newFixtureOIDC(t, extra, "") }
 
-func newFixtureOIDC(t *testing.T, extra, oidc string) *fixture {
+func newFixtureOIDC(t testing.TB, extra, oidc string) *fixture {
 	t.Helper()
 	cfg := testConfig(t, extra, oidc)
 	f := &fixture{t: t, cfg: cfg, keys: keystore.NewMemory(), history: counters.NewMemoryHistory(),
 		clock: &clock{t: time.Now().UTC().Truncate(time.Second)}}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f.logs = &gatewaytest.LogBuffer{}
+	quiet := f.logs.Logger()
 	api, err := admin.New(cfg, admin.Options{Keys: f.keys, History: f.history, Now: f.clock.Now, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

@@ -174,3 +174,44 @@ func TestViewerByGroup(t *testing.T) {
 		t.Error("a viewer is offered the create form")
 	}
 }
+
+// TestNoSecretInLogs: signing in with a key and with single sign-on, making and rotating a
+// key, and failing to sign in leave no admin key, key secret, ID token or session cookie in
+// any log line of the console or the admin API.
+func TestNoSecretInLogs(t *testing.T) {
+	f, _ := oidcFixture(t)
+	c := f.browser()
+	f.signIn(c, adminSecret)
+	id, secret := f.createKey(c, url.Values{"name": {"logged"}})
+	tok := tokens(f.page(c, "/console/keys/"+id))["/console/keys/"+id+"/rotate"]
+	rotated := secretRE.FindStringSubmatch(f.post(c, "/console/keys/"+id+"/rotate", url.Values{"csrf": {tok}}).body)
+	if rotated == nil {
+		t.Fatal("rotate showed no secret")
+	}
+	other := f.browser()
+	page := f.get(other, "/console/signin")
+	f.post(other, "/console/signin", url.Values{"csrf": {tokens(page.body)["/console/signin"]}, "key": {"sk-wrong-" + adminSecret}})
+	sso := f.browser()
+	u := f.startLogin(sso)
+	f.get(sso, f.authorize(u))
+	f.page(sso, "/console/keys")
+	cookies := []string{}
+	for _, b := range []*http.Client{c, sso} {
+		cu, _ := url.Parse(f.srv.URL + "/console/")
+		for _, ck := range b.Jar.Cookies(cu) {
+			cookies = append(cookies, ck.Value)
+		}
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, "signed in") {
+		t.Fatalf("the test read no log lines:\n%s", logs)
+	}
+	for _, s := range append([]string{adminSecret, secret, rotated[1], u.Query().Get("nonce"), u.Query().Get("state")}, cookies...) {
+		if s != "" && strings.Contains(logs, s) {
+			t.Errorf("a log line carries %.12s...", s)
+		}
+	}
+	if strings.Contains(logs, "eyJ") {
+		t.Error("a log line carries what looks like a JWT")
+	}
+}

@@ -75,8 +75,13 @@ var funcs = template.FuncMap{
 
 func parsePages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html")
+	if err != nil {
+		return nil, fmt.Errorf("console: templates: %w", err)
+	}
 	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/"+name+".html")
+		// The layout is parsed once and cloned for each page, which defines its content.
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: template %s: %w", name, err)
 		}

@@ -65,6 +65,10 @@ func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway,
 	if err != nil {
 		return nil, false, nil, err
 	}
+	keys, keysAt, err := keyStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, false, nil, err
+	}
 	urlAuth := getenv("FNGATE_URL_AUTH_TYPE")
 	requireKeys, err := keysRequired(urlAuth, cfg)
 	if err != nil {
@@ -95,13 +99,14 @@ func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway,
 		return nil, false, nil, err
 	}
 	gopt.ResponseStore = responses
+	gopt.KeyStore = keys
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, false, nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("telemetry", tel.describe()))
+		slog.String("key_store", keysAt), slog.String("telemetry", tel.describe()))
 	return gw, gopt.History != nil, tel, nil
 }
 

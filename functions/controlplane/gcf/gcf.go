@@ -1,6 +1,7 @@
 // Package gcf registers fngate's control plane as the HTTP function ControlPlane for Cloud
-// Functions gen2: the admin API under /admin/v1/ (core/admin), in a function of its own
-// beside the gateway's, so the gateway carries none of it and its URL never serves /admin/.
+// Functions gen2: the admin API under /admin/v1/ (core/admin) and the console under /console
+// (core/console), in a function of its own beside the gateway's, so the gateway carries none
+// of it and its URL never serves /admin/.
 // Registration happens at init and costs nothing; the handler (config, secret references,
 // stores) is built by the first request, once per instance, and a failed build is tried
 // again after a pause.
@@ -30,6 +31,7 @@ import (
 	"github.com/fngate/fngate/core/admin"
 	"github.com/fngate/fngate/core/boot"
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/console"
 	"github.com/fngate/fngate/core/secrets/gcpsm"
 	"github.com/fngate/fngate/core/telemetry"
 )
@@ -59,9 +61,13 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 	if err != nil {
 		return nil, err
 	}
+	con, err := console.New(api, cfg, console.Options{Keys: st.keys, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
 	logger.Info("ready", slog.String("config", source), slog.String("keys", st.describe.keys),
 		slog.String("usage", st.describe.usage), slog.String("routes", st.describe.routes))
-	return api, nil
+	return con.Beside(api), nil
 }
 
 // buildTimeout bounds one build; it does not follow the request that triggered it.

@@ -33,6 +33,7 @@ import (
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/boot"
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/console"
 	"github.com/fngate/fngate/core/secrets/awssm"
 	"github.com/fngate/fngate/core/telemetry"
 )
@@ -62,9 +63,13 @@ func setup(ctx context.Context, getenv func(string) string) (http.Handler, error
 	if err != nil {
 		return nil, err
 	}
+	con, err := console.New(api, cfg, console.Options{Keys: st.keys, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
 	logger.Info("ready", slog.String("config", source), slog.String("keys", st.describe.keys),
 		slog.String("usage", st.describe.usage), slog.String("routes", st.describe.routes))
-	return api, nil
+	return con.Beside(api), nil
 }
 
 // packageRoot is the directory holding the bootstrap: /var/task on Lambda.

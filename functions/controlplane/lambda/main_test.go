@@ -20,6 +20,7 @@ import (
 	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
+	keydynamo "github.com/fngate/fngate/core/keystore/dynamostore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/routestate/dynamostore"
 	"github.com/fngate/fngate/internal/awstest"
@@ -161,12 +162,35 @@ func TestStoresOnMoto(t *testing.T) {
 	}
 }
 
-// TestKeyStoreHookRefusesToStart: until the DynamoDB key store is built in, a control plane
-// given KEYS_TABLE stops at start and names the hook.
-func TestKeyStoreHookRefusesToStart(t *testing.T) {
-	_, err := setup(context.Background(), env(map[string]string{"FNGATE_CONFIG_YAML": configYAML(), EnvKeysTable: "keys"}))
-	if err == nil || !strings.Contains(err.Error(), "openDynamoKeyStore") {
-		t.Fatalf("%v", err)
+// TestKeysOnMoto: the key store on KEYS_TABLE, a key made, listed and audited.
+func TestKeysOnMoto(t *testing.T) {
+	endpoint := emulator.Moto(t)
+	awstest.Isolate(t, "controlplane", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
+	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""), HTTPClient: awsconf.HTTPClient()})
+	ctx := context.Background()
+	table := fmt.Sprint("cp-keys-", time.Now().UnixNano())
+	if err := keydynamo.CreateTable(ctx, db, table); err != nil {
+		t.Fatal(err)
+	}
+	h, err := setup(ctx, env(map[string]string{"FNGATE_CONFIG_YAML": configYAML(), EnvKeysTable: table}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, made := invoke(t, h, http.MethodPost, "/admin/v1/keys", "", `{"name":"svc","team":"t"}`)
+	if resp.StatusCode != http.StatusCreated || !strings.HasPrefix(fmt.Sprint(made["key"]), "sk-fngate-") {
+		t.Fatalf("create: %d %v", resp.StatusCode, made)
+	}
+	id := made["id"].(string)
+	if resp, got := invoke(t, h, http.MethodGet, "/admin/v1/keys", "team=t", ""); resp.StatusCode != http.StatusOK || len(got["data"].([]any)) != 1 {
+		t.Fatalf("list: %d %v", resp.StatusCode, got)
+	}
+	if resp, got := invoke(t, h, http.MethodGet, "/admin/v1/audit", "target="+id, ""); resp.StatusCode != http.StatusOK || len(got["data"].([]any)) != 1 {
+		t.Fatalf("audit: %d %v", resp.StatusCode, got)
+	}
+	k, err := keydynamo.New(db, table, keydynamo.Options{}).Get(ctx, id)
+	if err != nil || k.Name != "svc" || k.CreatedBy != "key:ops" {
+		t.Fatalf("stored %+v, %v", k, err)
 	}
 }
 

@@ -12,8 +12,9 @@ import (
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
 	"github.com/fngate/fngate/core/keystore"
+	"github.com/fngate/fngate/core/keystore/dynamostore"
 	"github.com/fngate/fngate/core/routestate"
-	"github.com/fngate/fngate/core/routestate/dynamostore"
+	routedynamo "github.com/fngate/fngate/core/routestate/dynamostore"
 )
 
 // The tables the templates give the control plane (the gateway has the same names).
@@ -49,7 +50,7 @@ func openStores(ctx context.Context, cfg *config.Config, getenv func(string) str
 		if ks.Table == "" {
 			return nil, errors.New("key_store dynamodb: name its table (key_store.table or " + EnvKeysTable + ")")
 		}
-		s, err := openDynamoKeyStore(ctx, ks)
+		s, err := dynamostore.Open(ctx, awsconf.FromEnvironment, ks)
 		if err != nil {
 			return nil, err
 		}
@@ -84,14 +85,7 @@ func openStores(ctx context.Context, cfg *config.Config, getenv func(string) str
 		if err != nil {
 			return nil, err
 		}
-		st.routes, st.describe.routes = dynamostore.New(dynamodb.NewFromConfig(awsCfg), table), "dynamodb:"+table
+		st.routes, st.describe.routes = routedynamo.New(dynamodb.NewFromConfig(awsCfg), table), "dynamodb:"+table
 	}
 	return st, nil
-}
-
-// openDynamoKeyStore opens the DynamoDB key store (core/keystore/dynamostore). Until that
-// store is built into this function, a control plane with a key store refuses to start,
-// naming this hook, rather than serving keys it cannot keep.
-var openDynamoKeyStore = func(_ context.Context, ks config.KeyStore) (keystore.Store, error) {
-	return nil, fmt.Errorf("key_store dynamodb (table %s): the DynamoDB key store is not built into the control plane yet (openDynamoKeyStore)", ks.Table)
 }

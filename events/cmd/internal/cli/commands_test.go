@@ -194,7 +194,7 @@ func keySteps(t *testing.T, m mode) {
 				t.Errorf("audit -json -limit 2: %v", d)
 			}
 		}},
-		{args: []string{"audit", "-limit", "2"}, stdout: `key\.delete`, stderr: `more: fngate audit -after aud_\w+`},
+		{args: []string{"audit", "-limit", "2"}, stdout: `key\.delete`, stderr: `more: fngate audit -after \S+`},
 		{args: []string{"audit", "-since", "1h", "-target", "$ID2"}, stdout: `(?s)key\.delete\s+$ID2.*key\.create\s+$ID2`},
 		{args: []string{"audit", "-until", "2000-01-01T00:00:00Z"}, stdout: `^TIME\s+ACTOR\s+ROLE\s+ACTION\s+TARGET\s+ID\n$`},
 	}, vars)

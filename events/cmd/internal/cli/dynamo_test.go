@@ -14,13 +14,15 @@ import (
 
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/dynamocounters"
+	ksdynamo "github.com/fngate/fngate/core/keystore/dynamostore"
 	rsdynamo "github.com/fngate/fngate/core/routestate/dynamostore"
 	"github.com/fngate/fngate/internal/awstest"
 	"github.com/fngate/fngate/internal/emulator"
 )
 
-// dynamoMode is direct mode on moto_server's DynamoDB: the usage history in the counters
-// table and the route state in a table of its own, as on Lambda.
+// dynamoMode is direct mode on moto_server's DynamoDB, as on Lambda: the keys and the audit
+// log in the key store's table, the usage history in the counters table, the route state in
+// a table of its own.
 func dynamoMode(t *testing.T, endpoint string) mode {
 	awstest.Isolate(t, "test", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+endpoint)
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
@@ -28,7 +30,11 @@ func dynamoMode(t *testing.T, endpoint string) mode {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	suffix := time.Now().UnixNano() // a table of their own for each subtest
+	keysTable := fmt.Sprintf("fngate-keys-cli-%d", suffix)
 	countersTable, routesTable := fmt.Sprintf("fngate-counters-cli-%d", suffix), fmt.Sprintf("fngate-routestate-cli-%d", suffix)
+	if err := ksdynamo.CreateTable(ctx, db, keysTable); err != nil {
+		t.Fatal(err)
+	}
 	if err := dynamocounters.CreateTable(ctx, db, countersTable); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +43,7 @@ func dynamoMode(t *testing.T, endpoint string) mode {
 	}
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "fngate.yaml")
-	stores := "key_store: {store: file, path: " + filepath.Join(dir, "keys.json") + "}\n" +
+	stores := "key_store: {store: dynamodb, table: " + keysTable + ", region: us-east-1, endpoint: " + endpoint + "}\n" +
 		"counters: {store: dynamodb, table: " + countersTable + ", region: us-east-1, endpoint: " + endpoint + "}\n"
 	if err := os.WriteFile(cfgPath, []byte(configYAML(stores)), 0o600); err != nil {
 		t.Fatal(err)
@@ -52,8 +58,8 @@ func dynamoMode(t *testing.T, endpoint string) mode {
 		}}
 }
 
-// Direct mode on DynamoDB: the same commands as on files, reading the usage history and
-// writing route state where the functions keep them.
+// Direct mode on DynamoDB: the same commands as over HTTP and on files, on the tables the
+// functions use.
 func TestDirectOnDynamoDB(t *testing.T) {
 	endpoint := emulator.Moto(t)
 	for name, test := range map[string]func(*testing.T, mode){"usage": usageSteps, "routes": routeSteps, "keys": keySteps} {

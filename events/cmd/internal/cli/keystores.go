@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/keystore"
+	"github.com/fngate/fngate/core/keystore/dynamostore"
 )
 
 // openSharedKeyStore opens the stores more than one process can share: file (several local
 // servers), DynamoDB and Firestore (the functions).
-func openSharedKeyStore(_ context.Context, cfg *config.Config) (keystore.Store, func(), error) {
+func openSharedKeyStore(ctx context.Context, cfg *config.Config) (keystore.Store, func(), error) {
 	ks := cfg.KeyStore
 	switch ks.Kind {
 	case config.StoreFile:
@@ -19,6 +21,12 @@ func openSharedKeyStore(_ context.Context, cfg *config.Config) (keystore.Store, 
 			path = config.DefaultKeysFile
 		}
 		s, err := keystore.OpenFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() {}, nil
+	case config.StoreDynamoDB:
+		s, err := dynamostore.Open(ctx, sdkconfig.Load, ks)
 		if err != nil {
 			return nil, nil, err
 		}
