@@ -273,7 +273,7 @@ models:
 			o.History = history
 		}),
 	}
-	body := fmt.Sprintf(benchRequest, "")
+	body := fmt.Sprintf(benchRequest, `,"max_completion_tokens":300`)
 	call := func(b *testing.B, g *testGateway) {
 		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer sk-fngate-bench0history0key00000000000000000000000")

@@ -145,8 +145,9 @@ func (l *usageLog) done(n int) {
 // run writes rounds: what the queue holds, up to usageBatch, merged, written by up to
 // usageWriters at once.
 func (l *usageLog) run() {
+	batch := make([]usageEntry, 0, usageBatch)
 	for first := range l.q {
-		batch := []usageEntry{first}
+		batch = append(batch[:0], first)
 	drain:
 		for len(batch) < usageBatch {
 			select {
@@ -156,17 +157,21 @@ func (l *usageLog) run() {
 				break drain
 			}
 		}
+		n := len(batch)
 		l.write(merge(batch))
-		l.done(len(batch))
+		l.done(n)
 		l.reportDrops(len(l.q) == 0)
 	}
 }
 
-// merge adds up the usages of one key, day and model.
+// merge adds up the usages of one key, day and model, in place.
 func merge(batch []usageEntry) []usageEntry {
+	if len(batch) < 2 {
+		return batch
+	}
 	type id struct{ key, day, model string }
 	at := make(map[id]int, len(batch))
-	out := batch[:0:0]
+	out := batch[:0]
 	for _, e := range batch {
 		k := id{e.key, e.day, e.model}
 		if i, ok := at[k]; ok {
@@ -180,24 +185,32 @@ func merge(batch []usageEntry) []usageEntry {
 }
 
 func (l *usageLog) write(entries []usageEntry) {
+	if len(entries) == 1 { // a quiet instance's round: no goroutine for it
+		l.writeOne(&entries[0])
+		return
+	}
 	sem := make(chan struct{}, usageWriters)
 	var wg sync.WaitGroup
-	for _, e := range entries {
+	for i := range entries {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			ctx, cancel := context.WithTimeout(context.Background(), usageTimeout)
-			defer cancel()
-			if err := l.h.AddUsage(ctx, e.key, e.at, e.model, e.u); err != nil {
-				l.log.LogAttrs(ctx, slog.LevelError, record.MsgUsageError,
-					slog.String("key_id", e.key), slog.String("model", e.model), slog.String("day", e.day),
-					slog.Int64("requests", e.u.Requests), slog.String("error", err.Error()))
-				_ = l.emf.Write(time.Now(), nil, []telemetry.Metric{{Name: record.MetricUsageErrors, Unit: "Count", Value: 1}}, nil)
-			}
+			l.writeOne(&entries[i])
 		}()
 	}
 	wg.Wait()
+}
+
+func (l *usageLog) writeOne(e *usageEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), usageTimeout)
+	defer cancel()
+	if err := l.h.AddUsage(ctx, e.key, e.at, e.model, e.u); err != nil {
+		l.log.LogAttrs(ctx, slog.LevelError, record.MsgUsageError,
+			slog.String("key_id", e.key), slog.String("model", e.model), slog.String("day", e.day),
+			slog.Int64("requests", e.u.Requests), slog.String("error", err.Error()))
+		_ = l.emf.Write(time.Now(), nil, []telemetry.Metric{{Name: record.MetricUsageErrors, Unit: "Count", Value: 1}}, nil)
+	}
 }
 
 // flush waits until every usage queued before it is written (or ctx ends).
