@@ -13,8 +13,12 @@ import (
 	"github.com/fngate/fngate/core/keystore"
 )
 
-// storeTimeout bounds each key-store call the API makes on a request's behalf.
-const storeTimeout = 5 * time.Second
+// storeTimeout bounds each store call the API makes on a request's behalf; historyTimeout a
+// read of usage history, which may span 400 days of items.
+const (
+	storeTimeout   = 5 * time.Second
+	historyTimeout = 15 * time.Second
+)
 
 // authenticate finds the caller: a principal handed over in process (WithPrincipal), else
 // the bearer token, tried as an OIDC ID token when it is shaped like one, else as a key.

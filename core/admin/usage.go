@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -127,7 +128,7 @@ func (h *Handler) usage(w http.ResponseWriter, r *http.Request, p *Principal) {
 		h.fail(w, r, e)
 		return
 	}
-	ctx, cancel := ctxStore(r)
+	ctx, cancel := context.WithTimeout(r.Context(), historyTimeout)
 	days, err := h.history.Usage(ctx, k.id, ur.from, ur.to)
 	cancel()
 	if err != nil {
@@ -315,7 +316,7 @@ func (h *Handler) limits(r *http.Request, k *usageKey) (*limitsObject, error) {
 	} else {
 		today := now.UTC()
 		month := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
-		ctx, cancel := ctxStore(r)
+		ctx, cancel := context.WithTimeout(r.Context(), historyTimeout)
 		days, err := h.history.Usage(ctx, k.id, month, today)
 		cancel()
 		if err != nil {
@@ -413,7 +414,7 @@ func (h *Handler) usageAll(w http.ResponseWriter, r *http.Request, p *Principal,
 	}
 	data := make([]summaryRow, 0, len(keys))
 	for _, k := range keys {
-		ctx, cancel := ctxStore(r)
+		ctx, cancel := context.WithTimeout(r.Context(), historyTimeout)
 		days, err := h.history.Usage(ctx, k.id, ur.from, ur.to)
 		cancel()
 		if err != nil {
