@@ -18,7 +18,7 @@ CONTROLPLANE_DIR := $(BUILD_DIR)/controlplane
 # CONFIG=path/to/fngate.yaml packs a config file beside bootstrap (package, sam build).
 CONFIG ?=
 
-.PHONY: run test test-short lint fmt vet bench soak build-lambda build-gcf package package-gcf build-GatewayFunction clean \
+.PHONY: run test test-short lint fmt vet bench soak build build-cli build-lambda build-gcf package package-gcf build-GatewayFunction clean \
 	build-remediation package-remediation build-RemediationFunction package-gcf-remediation \
 	build-controlplane package-controlplane build-ControlPlaneFunction package-gcf-controlplane
 
@@ -48,6 +48,16 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# make build: the binaries for this machine, in $(BUILD_DIR)/bin. The functions' builds are
+# build-lambda, build-remediation and build-gcf (another platform, their own flags).
+build: build-cli
+
+# The operator's command, fngate (docs/cli.md), and its old name fngate-remediate (one more
+# release). `fngate version` names the commit it was built from (unless -buildvcs=false).
+build-cli:
+	@mkdir -p $(BUILD_DIR)/bin
+	$(GO) build -trimpath -ldflags="$(LDFLAGS)" -o $(BUILD_DIR)/bin/ ./events/cmd/fngate ./events/cmd/fngate-remediate
 
 # The Lambda bootstrap for provided.al2023 on arm64.
 build-lambda:

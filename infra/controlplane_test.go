@@ -19,6 +19,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters/firestorecounters"
 )
 
 // The key store and the control plane (docs/deploy.md, "Key store and control plane"), checked against the contracts
@@ -232,10 +233,14 @@ func keysOf[V any](m map[string]V) map[string]bool {
 
 // ---- SAM ----
 
+// TestTemplateKeyStore: the key store, with or without the control plane; the gateway serves
+// its keys with a public URL, reading them only. Behind AWS_IAM the SigV4 signature takes the
+// Authorization header, so no gateway key can arrive (the gateway refuses keys in config
+// there too): the gateway is then given neither the table nor access to it.
 func TestTemplateKeyStore(t *testing.T) {
-	for _, deploy := range []string{"true", "false"} {
-		t.Run("DeployControlPlane="+deploy, func(t *testing.T) {
-			v := samFor(t, map[string]any{"DeployControlPlane": deploy})
+	for _, c := range []struct{ deploy, auth string }{{"true", "NONE"}, {"false", "NONE"}, {"true", "AWS_IAM"}, {"false", "AWS_IAM"}} {
+		t.Run("DeployControlPlane="+c.deploy+",UrlAuthType="+c.auth, func(t *testing.T) {
+			v := samFor(t, map[string]any{"DeployControlPlane": c.deploy, "UrlAuthType": c.auth})
 			tbl, err := v.tmpl.GetDynamoDBTableWithName("KeysTable")
 			if err != nil {
 				t.Fatalf("the key store stays without the control plane: %v", err)
@@ -289,8 +294,13 @@ func TestTemplateKeyStore(t *testing.T) {
 			}
 
 			gw := v.res["GatewayFunction"]
-			if got := dig(gw, "Properties", "Environment", "Variables", "KEYS_TABLE"); got != "Ref:KeysTable" {
-				t.Errorf("gateway KEYS_TABLE = %v, want Ref:KeysTable", got)
+			public := c.auth == "NONE"
+			wantEnv, wantGrants := any("Ref:KeysTable"), samKeysReadGrants
+			if !public {
+				wantEnv, wantGrants = nil, nil
+			}
+			if got := dig(gw, "Properties", "Environment", "Variables", "KEYS_TABLE"); got != wantEnv {
+				t.Errorf("gateway KEYS_TABLE = %v, want %v", got, wantEnv)
 			}
 			var onKeys []string
 			for _, g := range functionGrants(t, gw) {
@@ -298,11 +308,13 @@ func TestTemplateKeyStore(t *testing.T) {
 					onKeys = append(onKeys, g)
 				}
 			}
-			if !slices.Equal(onKeys, samKeysReadGrants) {
-				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, samKeysReadGrants)
+			if !slices.Equal(onKeys, wantGrants) {
+				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, wantGrants)
 			}
 			checkNoKeyWrites(t, "the gateway", functionGrants(t, gw), "KeysTable")
-			checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(dig(gw, "Properties", "Environment", "Variables").(map[string]any)))
+			if public {
+				checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(dig(gw, "Properties", "Environment", "Variables").(map[string]any)))
+			}
 			if strings.Contains(stringsOf(v.res["RemediationFunction"]), "KeysTable") {
 				t.Errorf("the remediation function is given the key store")
 			}
@@ -519,9 +531,13 @@ func zipNames(path string) ([]string, error) {
 
 func TestTerraformAWSKeyStore(t *testing.T) {
 	m := parseModule(t, "terraform/aws")
-	for _, on := range []bool{true, false} {
-		t.Run(fmt.Sprint("control_plane=", on), func(t *testing.T) {
-			ctx := tfContext(t, m, map[string]cty.Value{"control_plane": cty.BoolVal(on)})
+	for _, c := range []struct {
+		on   bool
+		auth string
+	}{{true, "NONE"}, {false, "NONE"}, {true, "AWS_IAM"}, {false, "AWS_IAM"}} {
+		t.Run(fmt.Sprintf("control_plane=%v,url_auth_type=%s", c.on, c.auth), func(t *testing.T) {
+			ctx := tfContext(t, m, map[string]cty.Value{"control_plane": cty.BoolVal(c.on), "url_auth_type": cty.StringVal(c.auth)})
+			public := c.auth == "NONE"
 			tbl := m.find("resource", "aws_dynamodb_table", "keys")
 			if count(t, ctx, tbl) != 1 {
 				t.Fatalf("the key store must stay without the control plane")
@@ -556,10 +572,13 @@ func TestTerraformAWSKeyStore(t *testing.T) {
 			}
 
 			env := ctx.Variables["local"].GetAttr("environment")
-			if !env.Type().HasAttribute("KEYS_TABLE") || env.GetAttr("KEYS_TABLE").AsString() != "aws_dynamodb_table.keys.name" {
-				t.Errorf("the gateway lacks KEYS_TABLE = the keys table")
+			has := env.Type().HasAttribute("KEYS_TABLE")
+			if has != public || has && env.GetAttr("KEYS_TABLE").AsString() != "aws_dynamodb_table.keys.name" {
+				t.Errorf("the gateway's KEYS_TABLE present = %v with url_auth_type = %s, want the keys table with a public URL only", has, c.auth)
 			}
-			checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(env.AsValueMap()))
+			if public {
+				checkStoreEnvRead(t, "the gateway", "../functions/lambda", "KEYS_", keysOf(env.AsValueMap()))
+			}
 			gw := rolePolicies(t, ctx, m, "gateway")
 			var onKeys []string
 			for _, g := range gw {
@@ -567,8 +586,12 @@ func TestTerraformAWSKeyStore(t *testing.T) {
 					onKeys = append(onKeys, g)
 				}
 			}
-			if !slices.Equal(onKeys, tfKeysReadGrants) {
-				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, tfKeysReadGrants)
+			want := tfKeysReadGrants
+			if !public {
+				want = nil
+			}
+			if !slices.Equal(onKeys, want) {
+				t.Errorf("gateway grants on the key store = %q, want exactly %q", onKeys, want)
 			}
 			checkNoKeyWrites(t, "the gateway", gw, "aws_dynamodb_table.keys")
 			if !slices.Contains(refs(m.find("resource", "aws_lambda_function", "gateway"), "depends_on"), "aws_iam_role_policy.keys") {
@@ -747,14 +770,29 @@ func TestTerraformGCPKeyStore(t *testing.T) {
 		}
 	}
 
-	env := ctx.Variables["local"].GetAttr("environment")
-	for k, want := range map[string]string{"KEYS_PROJECT": "var.project_id", "KEYS_DATABASE": database, "KEYS_COLLECTION": config.DefaultKeysCollection} {
-		if !env.Type().HasAttribute(k) || env.GetAttr(k).AsString() != want {
-			t.Errorf("the gateway's %s is not %s", k, want)
+	// The gateway serves stored keys when public, or when told to: with a key store every
+	// request needs a key, which a private function's callers (IAM alone) may not send.
+	iam := m.find("resource", "google_project_iam_member", "gateway_keys")
+	for _, c := range []struct {
+		public bool
+		stored cty.Value
+		want   bool
+	}{{true, cty.NullVal(cty.Bool), true}, {false, cty.NullVal(cty.Bool), false}, {false, cty.True, true}, {true, cty.False, false}} {
+		cctx := tfContext(t, m, map[string]cty.Value{"public": cty.BoolVal(c.public), "stored_keys": c.stored})
+		env := cctx.Variables["local"].GetAttr("environment")
+		for k, want := range map[string]string{"KEYS_PROJECT": "var.project_id", "KEYS_DATABASE": database, "KEYS_COLLECTION": config.DefaultKeysCollection} {
+			has := env.Type().HasAttribute(k)
+			if has != c.want || has && env.GetAttr(k).AsString() != want {
+				t.Errorf("public = %v, stored_keys = %#v: the gateway's %s present = %v, want %v (= %s)", c.public, c.stored, k, has, c.want, want)
+			}
+		}
+		if c.want {
+			checkStoreEnvRead(t, "the gateway", "../functions/gcf", "KEYS_", keysOf(env.AsValueMap()))
+		}
+		if got := count(t, cctx, iam); got != map[bool]int{true: 1, false: 0}[c.want] {
+			t.Errorf("public = %v, stored_keys = %#v: %d read roles on the keys database for the gateway", c.public, c.stored, got)
 		}
 	}
-	checkStoreEnvRead(t, "the gateway", "../functions/gcf", "KEYS_", keysOf(env.AsValueMap()))
-	iam := m.find("resource", "google_project_iam_member", "gateway_keys")
 	if valString(t, ctx, iam, "role") != "roles/datastore.viewer" || valString(t, ctx, iam, "member") != "google_service_account.gateway.member" {
 		t.Errorf("the gateway must read the keys database (roles/datastore.viewer), no more")
 	}
@@ -779,18 +817,19 @@ func TestTerraformGCPKeyStore(t *testing.T) {
 }
 
 // TestTerraformGCPUsageHistory: the history items' TTL policy, on the field and collection
-// the history store writes (HISTORY-STORE.md: <counters_prefix>usage, expires), in the
-// counters database.
+// the history store writes (firestorecounters: <prefix>usage, expires), in the counters
+// database.
 func TestTerraformGCPUsageHistory(t *testing.T) {
 	m := parseModule(t, "terraform/gcp")
 	ctx := tfContext(t, m, map[string]cty.Value{"counters_prefix": cty.StringVal("team_")})
+	collection := "team_" + firestorecounters.UsageCollection
 	ttl := m.find("resource", "google_firestore_field", "usage_ttl")
-	if valString(t, ctx, ttl, "collection") != "team_usage" || valString(t, ctx, ttl, "field") != "expires" || child(ttl, "ttl_config") == nil ||
+	if valString(t, ctx, ttl, "collection") != collection || valString(t, ctx, ttl, "field") != firestorecounters.TTLField || child(ttl, "ttl_config") == nil ||
 		valString(t, ctx, ttl, "database") != "google_firestore_database.counters.name" {
-		t.Errorf("the usage TTL must be on <counters_prefix>usage.expires in the counters database")
+		t.Errorf("the usage TTL must be on %s.%s in the counters database", collection, firestorecounters.TTLField)
 	}
 	un := m.find("resource", "google_firestore_field", "usage_unindexed")
-	if valString(t, ctx, un, "collection") != "team_usage" || valString(t, ctx, un, "field") != "m" || len(child(un, "index_config").Body.Blocks) != 0 {
+	if valString(t, ctx, un, "collection") != collection || valString(t, ctx, un, "field") != "m" || len(child(un, "index_config").Body.Blocks) != 0 {
 		t.Errorf("the per-model counts (m) must be exempt from indexing")
 	}
 	if !slices.Contains(refs(un, "depends_on"), "google_firestore_field.usage_ttl") {
@@ -993,15 +1032,16 @@ func registeredFunctions(t *testing.T, dir string) (names []string, ok bool) {
 
 // TestTemplatesSetWhatTheGatewayReads: what the gateway's mains read (their source on this
 // branch, the key store's variables included once they are wired) is set by every template.
-// PROVIDER_ERROR_BUS is set on the EventBridge path only, the one checked here.
+// PROVIDER_ERROR_BUS is set on the EventBridge path only, the key store's variables with a
+// public URL (or function) only: those are the ones checked here.
 func TestTemplatesSetWhatTheGatewayReads(t *testing.T) {
-	sam := samFor(t, map[string]any{"ErrorDelivery": "EventBridge"})
+	sam := samFor(t, map[string]any{"ErrorDelivery": "EventBridge", "UrlAuthType": "NONE"})
 	checkMainEnv(t, "the gateway (SAM)", "../functions/lambda", nil,
 		keysOf(dig(sam.res, "GatewayFunction", "Properties", "Environment", "Variables").(map[string]any)))
 	aws := parseModule(t, "terraform/aws")
 	checkMainEnv(t, "the gateway (Terraform AWS)", "../functions/lambda", nil,
-		keysOf(tfContext(t, aws, nil).Variables["local"].GetAttr("environment").AsValueMap()))
+		keysOf(tfContext(t, aws, map[string]cty.Value{"url_auth_type": cty.StringVal("NONE")}).Variables["local"].GetAttr("environment").AsValueMap()))
 	gcp := parseModule(t, "terraform/gcp")
 	checkMainEnv(t, "the gateway (Terraform GCP)", "../functions/gcf", nil,
-		keysOf(tfContext(t, gcp, nil).Variables["local"].GetAttr("environment").AsValueMap()))
+		keysOf(tfContext(t, gcp, map[string]cty.Value{"public": cty.True}).Variables["local"].GetAttr("environment").AsValueMap()))
 }

@@ -296,7 +296,8 @@ func TestTemplateSelfRepair(t *testing.T) {
 				t.Errorf("gateway ROUTE_STATE_TABLE = %v", got)
 			}
 			wantBus := any(nil)
-			wantGrants := slices.Concat([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants, samResponsesGrants, samKeysReadGrants)
+			// The key store's grants come with a public URL only (TestTemplateKeyStore).
+			wantGrants := slices.Concat([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants, samResponsesGrants)
 			if eventBridge {
 				wantBus = "Ref:ProviderErrorBus"
 				wantGrants = append(wantGrants, "events:PutEvents on GetAtt:ProviderErrorBus.Arn")
@@ -895,7 +896,7 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 				t.Errorf("gateway PROVIDER_ERROR_BUS present = %v with error_delivery=%s (%#v)", hasBus, delivery, env)
 			}
 			wantGw := append([]string{"dynamodb:Query on aws_dynamodb_table.route_state.arn", "logs:CreateLogStream on aws_cloudwatch_log_group.gateway.arn:*",
-				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, slices.Concat(tfCounterGrants, tfResponsesGrants, tfKeysReadGrants)...)
+				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, slices.Concat(tfCounterGrants, tfResponsesGrants)...)
 			if eventBridge {
 				wantGw = append(wantGw, "events:PutEvents on aws_cloudwatch_event_bus.provider_errors.arn")
 			}
@@ -1359,8 +1360,8 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 			"UseEventBridge Allow events:PutEvents on GetAtt:ProviderErrorBus.Arn", basic,
 			"Allow dynamodb:DeleteItem on GetAtt:ResponsesTable.Arn", "Allow dynamodb:GetItem on GetAtt:ResponsesTable.Arn",
 			"Allow dynamodb:PutItem on GetAtt:ResponsesTable.Arn",
-			"Allow dynamodb:GetItem on GetAtt:KeysTable.Arn", "Allow dynamodb:Query on GetAtt:KeysTable.Arn",
-			"Allow dynamodb:Query on Sub:${KeysTable.Arn}/index/*",
+			"PublicUrl Allow dynamodb:GetItem on GetAtt:KeysTable.Arn", "PublicUrl Allow dynamodb:Query on GetAtt:KeysTable.Arn",
+			"PublicUrl Allow dynamodb:Query on Sub:${KeysTable.Arn}/index/*",
 		},
 		"SweepScheduleRole":        {"Allow lambda:InvokeFunction on GetAtt:RemediationFunction.Arn"},
 		"ControlPlaneFunctionRole": translatedControlPlaneRole(basic),

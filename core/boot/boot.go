@@ -90,7 +90,7 @@ func ReadConfig(getenv func(string) string, files Files) ([]byte, string, error)
 // `auth: none`: serving openly must be a decision. public says what is public and why ("the
 // function URL is public (AuthType NONE)"), private how to make it private instead.
 func CheckPublic(cfg *config.Config, public, private string) error {
-	if len(cfg.Keys) == 0 && cfg.Auth != "none" {
+	if len(cfg.Keys) == 0 && !cfg.KeyStore.Named() && cfg.Auth != "none" {
 		return fmt.Errorf("%s and the config has no client keys: add keys, write `auth: none` to serve openly on purpose, or %s", public, private)
 	}
 	return nil

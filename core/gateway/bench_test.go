@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/keystore"
 	"github.com/fngate/fngate/core/telemetry"
@@ -247,5 +248,62 @@ key_store: {store: memory}
 				call(b, keys[name])
 			}
 		})
+	}
+}
+
+// BenchmarkGatewayHistory compares a keyed request on a gateway without a usage history to
+// the same on one with a history (in memory, so the figure is the gateway's own cost: the
+// queueing on the request path and the writer's merged rounds beside it, and not a store's
+// latency, which no request waits for).
+func BenchmarkGatewayHistory(b *testing.B) {
+	up := benchUpstream(b)
+	yaml := fmt.Sprintf(`
+keys:
+  - {name: app, value: sk-fngate-bench0history0key00000000000000000000000}
+connections:
+  up: {kind: openai-compatible, base_url: "%s/v1"}
+models:
+  bench: {price: {input_per_mtok: 1, output_per_mtok: 1}, routes: [{connection: up, model: x}]}
+`, up.URL)
+	history := counters.NewMemoryHistory()
+	gateways := map[string]*testGateway{
+		"off": newBenchGateway(b, yaml),
+		"on": newGatewayTB(b, yaml, func(o *gateway.Options) {
+			o.Logger = telemetry.NewLogger(io.Discard, telemetry.FormatCloudWatch, nil)
+			o.History = history
+		}),
+	}
+	body := fmt.Sprintf(benchRequest, "")
+	call := func(b *testing.B, g *testGateway) {
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer sk-fngate-bench0history0key00000000000000000000000")
+		resp, err := g.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.StatusCode)
+		}
+	}
+	for range 200 {
+		call(b, gateways["off"])
+		call(b, gateways["on"])
+	}
+	for _, name := range []string{"off", "on"} {
+		b.Run("history "+name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				call(b, gateways[name])
+			}
+		})
+	}
+	if err := gateways["on"].Gateway.FlushUsage(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	if rows, _ := history.Usage(context.Background(), "app", time.Now().Add(-time.Hour), time.Now()); len(rows) == 0 || rows[0].Requests < 200 {
+		b.Fatalf("the history holds %+v", rows)
 	}
 }

@@ -23,14 +23,19 @@ import (
 // Keys issued at runtime: a gateway with Options.KeyStore serves the store's keys beside the
 // config's, through a cache each instance keeps current.
 
-// sharedKeyStores are the stores the cross-instance tests run on: each row opens one store,
-// which the test hands to two gateways as two instances share their platform's store. The
-// file, DynamoDB (moto_server) and Firestore (emulator) stores join as one row each.
+// sharedKeyStores are the stores the cross-instance tests run on: each row opens one store
+// and returns two handles on it, which the test hands to two gateways as two instances open
+// their platform's store (keystore_shared_test.go): the memory store (one value twice), the
+// file store (two on one file), DynamoDB on moto_server and Firestore on its emulator (two
+// clients each). A row whose emulator is absent skips.
 var sharedKeyStores = []struct {
 	name string
-	open func(t *testing.T) keystore.Store
+	open func(t *testing.T) (one, two keystore.Store)
 }{
-	{"memory", func(*testing.T) keystore.Store { return keystore.NewMemory() }},
+	{"memory", func(*testing.T) (keystore.Store, keystore.Store) { s := keystore.NewMemory(); return s, s }},
+	{"file", openFileKeys},
+	{"dynamodb", openDynamoKeys},
+	{"firestore", openFirestoreKeys},
 }
 
 // keysStart is where the key tests' clock starts: half a minute into a minute, so a rate
@@ -338,9 +343,9 @@ func TestStoredKeyChangesReachTheOtherInstance(t *testing.T) {
 		for _, ch := range changes {
 			t.Run(st.name+"/"+ch.name, func(t *testing.T) {
 				clock := newKeyClock()
-				store := st.open(t)
+				store, other := st.open(t)
 				one := storedKeysGateway(t, storedKeysConfig, store, clock)
-				two := storedKeysGateway(t, storedKeysConfig, store, clock)
+				two := storedKeysGateway(t, storedKeysConfig, other, clock)
 				admin := keyAdmin{t, store, clock.Now}
 				secret, id := admin.create("team-a", nil)
 				chat := keyDoors[0]
@@ -383,9 +388,9 @@ func TestStoredKeyRevocationTakesAtMostFiveSeconds(t *testing.T) {
 		for _, action := range []string{"key.delete", "key.disable", "key.rotate"} {
 			t.Run(st.name+"/"+action, func(t *testing.T) {
 				t.Parallel()
-				store := st.open(t)
-				opts := func(o *gateway.Options) { o.KeyStore = store }
-				one, two := newGateway(t, storedKeysConfig, opts), newGateway(t, storedKeysConfig, opts)
+				store, other := st.open(t)
+				one := newGateway(t, storedKeysConfig, func(o *gateway.Options) { o.KeyStore = store })
+				two := newGateway(t, storedKeysConfig, func(o *gateway.Options) { o.KeyStore = other })
 				t.Cleanup(one.Gateway.Close)
 				t.Cleanup(two.Gateway.Close)
 				admin := keyAdmin{t, store, time.Now}

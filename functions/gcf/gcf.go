@@ -63,6 +63,10 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 	if err != nil {
 		return nil, err
 	}
+	keys, keysAt, err := keyStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
 	invoker := getenv("FNGATE_INVOKER_AUTH")
 	var requireKeys bool
 	switch invoker {
@@ -97,19 +101,23 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 	if err := counterStore(ctx, getenv, cfg, logger, &gopt); err != nil {
 		return nil, err
 	}
+	if err := historyStore(ctx, getenv, cfg, &gopt); err != nil {
+		return nil, err
+	}
 	responses, stored, err := responseStore(ctx, cfg, getenv)
 	if err != nil {
 		return nil, err
 	}
 	gopt.ResponseStore = responses
+	gopt.KeyStore = keys
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("telemetry", tel.Describe()))
-	return gw, nil
+		slog.String("key_store", keysAt), slog.String("telemetry", tel.Describe()))
+	return flushingUsage(gw, gopt.History != nil), nil
 }
 
 func invokerOrDefault(v string) string {

@@ -16,7 +16,8 @@
 //	FNGATE_CONFIG_YAML, FNGATE_CONFIG   the config (config.go)
 //	FNGATE_URL_AUTH_TYPE                the function URL's AuthType, NONE (default) or AWS_IAM
 //	ROUTE_STATE_TABLE, PROVIDER_ERROR_BUS  self-repair (selfrepair.go)
-//	COUNTERS_TABLE                      the keys' rate limits and budgets (counters.go)
+//	COUNTERS_TABLE                      the keys' rate limits and budgets (counters.go), and their
+//	                                    usage history in the same table (history.go)
 //	RESPONSES_TABLE                     stored responses in DynamoDB (responses.go)
 //	OTEL_EXPORTER_OTLP_*                OpenTelemetry export, as the config's telemetry block; only
 //	                                    in a bootstrap built with -tags otel (telemetry.go)
@@ -41,37 +42,42 @@ import (
 )
 
 func main() {
-	h, tel, err := setup(context.Background(), os.Getenv)
+	h, history, tel, err := setup(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fngate:", err)
 		os.Exit(1)
 	}
-	if tel == nil {
+	flush := invokeFlush(h, history, tel)
+	if flush == nil {
 		lambdaurl.Start(h)
 		return
 	}
-	lambda.StartHandlerFunc(flushAfter(lambdaurl.Wrap(h), tel.flush))
+	lambda.StartHandlerFunc(flushAfter(lambdaurl.Wrap(h), flush))
 }
 
 // setup builds the handler from the environment. The gateway is the whole of it: it recovers
 // its own panics (lambdaurl's handler goroutine has none) and ends a request in-band shortly
 // before the invoke deadline, which lambdaurl puts on the request's context, so the client
 // learns why and the warm environment survives.
-func setup(ctx context.Context, getenv func(string) string) (*gateway.Gateway, *exporter, error) {
+func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway, history bool, _ *exporter, _ error) {
 	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewWith(awsconf.FromEnvironment)}}
 	cfg, source, err := loadConfig(ctx, getenv, packageRoot(), opt)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
+	}
+	keys, keysAt, err := keyStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, false, nil, err
 	}
 	urlAuth := getenv("FNGATE_URL_AUTH_TYPE")
 	requireKeys, err := keysRequired(urlAuth, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	logger := telemetry.NewLogger(os.Stdout, telemetry.FormatFromEnv(cfg.Logging.Format), cfg.Secrets)
 	tel, err := startTelemetry(ctx, cfg, getenv)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	// WebSockets stays off: a function URL passes no upgrade, so a handshake gets the 426
 	// that names HTTP streaming.
@@ -80,24 +86,28 @@ func setup(ctx context.Context, getenv func(string) string) (*gateway.Gateway, *
 		gopt.Tracer = tel.tracer
 	}
 	if err := selfRepair(getenv, logger, &gopt); err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	if err := counterStore(getenv, cfg, logger, &gopt); err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
+	}
+	if err := historyStore(getenv, cfg, &gopt); err != nil {
+		return nil, false, nil, err
 	}
 	responses, stored, err := responseStore(ctx, cfg, getenv)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	gopt.ResponseStore = responses
+	gopt.KeyStore = keys
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("telemetry", tel.describe()))
-	return gw, tel, nil
+		slog.String("key_store", keysAt), slog.String("telemetry", tel.describe()))
+	return gw, gopt.History != nil, tel, nil
 }
 
 // keysRequired decides whether the gateway may run without client keys. A public URL

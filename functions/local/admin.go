@@ -7,8 +7,6 @@ import (
 	"github.com/fngate/fngate/core/admin"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/console"
-	"github.com/fngate/fngate/core/counters"
-	"github.com/fngate/fngate/core/gateway"
 )
 
 // withControlPlane serves the admin API under /admin/v1/ and the console under /console
@@ -31,20 +29,4 @@ func withControlPlane(gw http.Handler, cfg *config.Config, opt admin.Options) (h
 		}
 		gw.ServeHTTP(w, r)
 	})), nil
-}
-
-// usageHistory is where the admin API reads usage and the gateway writes it: the gateway's
-// own when it has one, else the counter store's (the file, DynamoDB and Firestore stores
-// keep the history beside the counters), else one in memory, which the gateway is then
-// given too.
-func usageHistory(store counters.Store, gopt *gateway.Options) counters.History {
-	if gopt.History != nil {
-		return gopt.History
-	}
-	if h, ok := store.(counters.History); ok {
-		gopt.History = h
-		return h
-	}
-	gopt.History = counters.NewMemoryHistory()
-	return gopt.History
 }

@@ -53,8 +53,7 @@ func chat(t *testing.T, addr, key string) int {
 // hand shows in /routes, and the key deleted stops working (within the 5 s bound).
 func TestAdminAPIBesideTheGateway(t *testing.T) {
 	sum := sha256.Sum256([]byte(localAdminKey))
-	// The file store joins once the local server opens it (keystore.go's hook).
-	for _, store := range []string{"memory"} {
+	for _, store := range []string{"memory", "file"} {
 		t.Run(store, func(t *testing.T) {
 			section := "key_store: {store: memory}\n"
 			if store == "file" {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters/firestorecounters"
+	"github.com/fngate/fngate/core/keystore"
+	keyfirestore "github.com/fngate/fngate/core/keystore/firestorestore"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
 )
@@ -18,6 +20,15 @@ var openFirestoreCounters = firestorecounters.Open
 // openFirestoreResponses opens the Firestore response store and says where it is.
 func openFirestoreResponses(ctx context.Context, r config.Responses) (responsestore.Store, string, func() error, error) {
 	s, closeClient, err := firestorestore.Open(ctx, r)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return s, s.Where(), closeClient, nil
+}
+
+// openFirestoreKeys opens the Firestore key store and says where it is.
+func openFirestoreKeys(ctx context.Context, ks config.KeyStore) (keystore.Store, string, func() error, error) {
+	s, closeClient, err := keyfirestore.Open(ctx, ks)
 	if err != nil {
 		return nil, "", nil, err
 	}

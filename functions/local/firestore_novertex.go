@@ -8,6 +8,7 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/keystore"
 	"github.com/fngate/fngate/core/responsestore"
 )
 
@@ -20,6 +21,10 @@ func openFirestoreCounters(context.Context, config.Counters) (counters.Store, fu
 
 func openFirestoreResponses(context.Context, config.Responses) (responsestore.Store, string, func() error, error) {
 	return nil, "", nil, leftOut("responses.store")
+}
+
+func openFirestoreKeys(context.Context, config.KeyStore) (keystore.Store, string, func() error, error) {
+	return nil, "", nil, leftOut("key_store.store")
 }
 
 func leftOut(field string) error {

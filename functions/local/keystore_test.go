@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,11 +12,13 @@ import (
 // one); without a key store such a config serves openly, as before. The start-up line says
 // which key store it has.
 func TestKeyStoreFromTheConfig(t *testing.T) {
+	keysFile := filepath.Join(t.TempDir(), "keys.json")
 	for _, tc := range []struct {
 		section, logged string
 		status          int
 	}{
 		{"key_store: {store: memory}\n", `"key_store":"memory"`, http.StatusUnauthorized},
+		{"key_store: {store: file, path: " + keysFile + "}\n", `"key_store":"file ` + keysFile + `"`, http.StatusUnauthorized},
 		{"", `"key_store":"none"`, http.StatusOK},
 	} {
 		_, addr, out := startServerOut(t, tc.section+`

@@ -109,13 +109,18 @@ func run() error {
 	}
 	defer closeCounters()
 	gopt.Counters = store
+	history, closeHistory, err := openHistory(ctx, cfg, store)
+	if err != nil {
+		return err
+	}
+	defer closeHistory()
+	gopt.History = history
 	keys, keyStore, closeKeys, err := openKeyStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer closeKeys()
 	gopt.KeyStore = keys
-	history := usageHistory(store, &gopt)
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err

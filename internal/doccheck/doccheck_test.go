@@ -105,7 +105,7 @@ func TestSnippets(t *testing.T) {
 }
 
 // TestSelfRepairWalkthrough runs the self-repair steps of docs/remediation.md as written, in a
-// fresh directory: `make run` and `go run ./events/cmd/fngate-remediate` are the commands, on
+// fresh directory: `make run` and `go run ./events/cmd/fngate remediation` are the commands, on
 // a loopback address instead of 8080 (shims on PATH stand in for make and go with binaries
 // built from this tree). It checks what the page says each step does.
 func TestSelfRepairWalkthrough(t *testing.T) {
@@ -230,7 +230,7 @@ func (h *harness) binaries(t *testing.T) string {
 		if h.buildErr != nil {
 			return
 		}
-		for name, pkg := range map[string]string{"fngate-local": "./functions/local", "fngate-remediate": "./events/cmd/fngate-remediate"} {
+		for name, pkg := range map[string]string{"fngate-local": "./functions/local", "fngate-remediate": "./events/cmd/fngate-remediate", "fngate": "./events/cmd/fngate"} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(h.bin, name), pkg)
 			cmd.Dir = root
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -303,8 +303,8 @@ func cleanEnv() []string {
 }
 
 // shims stand in for the commands the docs tell a reader to type, running what this test
-// built: `make run` and `go run` of the local server and of fngate-remediate. Anything else
-// fails loudly rather than doing something the test did not mean.
+// built: `make run` and `go run` of the local server, of fngate and of fngate-remediate (its
+// old name). Anything else fails loudly rather than doing something the test did not mean.
 const shimMake = `#!/usr/bin/env bash
 if [ "$1" = run ]; then shift; exec "$DOCCHECK_BIN/fngate-local" -addr "$DOCCHECK_ADDR" "$@"; fi
 echo "doccheck: the snippet runs 'make $*', which the snippet test does not run" >&2; exit 97
@@ -315,6 +315,7 @@ if [ "$1" = run ]; then
   case "$2" in
   ./functions/local) shift 2; exec "$DOCCHECK_BIN/fngate-local" -addr "$DOCCHECK_ADDR" "$@" ;;
   ./events/cmd/fngate-remediate) shift 2; exec "$DOCCHECK_BIN/fngate-remediate" "$@" ;;
+  ./events/cmd/fngate) shift 2; exec "$DOCCHECK_BIN/fngate" "$@" ;;
   esac
 fi
 echo "doccheck: the snippet runs 'go $*', which the snippet test does not run" >&2; exit 97

@@ -212,3 +212,17 @@ func decodeJSON(t *testing.T, r result, v any) {
 		t.Fatalf("stdout is not one JSON document: %v\n%s", err, r.stdout)
 	}
 }
+
+// The old name still works for one release and says, in one line on stderr, what replaces it;
+// stdout stays the command's result alone.
+func TestDeprecationNotice(t *testing.T) {
+	env := map[string]string{"FNGATE_ROUTE_STORE": "file:" + filepath.Join(t.TempDir(), "routestate.json")}
+	r := runCLI(t, env, "", "-json", "status")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Fatalf("status: %+v", r)
+	}
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	if !strings.Contains(first, "deprecated, use `fngate remediation`") {
+		t.Fatalf("no deprecation notice on stderr: %q", r.stderr)
+	}
+}

@@ -10,8 +10,9 @@ import (
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/counters/firestorecounters"
 	"github.com/fngate/fngate/core/keystore"
+	"github.com/fngate/fngate/core/keystore/firestorestore"
 	"github.com/fngate/fngate/core/routestate"
-	"github.com/fngate/fngate/core/routestate/firestorestore"
+	routefirestore "github.com/fngate/fngate/core/routestate/firestorestore"
 )
 
 // The Firestore databases the Terraform module gives the control plane (the gateway reads the
@@ -59,7 +60,7 @@ func openStores(ctx context.Context, cfg *config.Config, getenv func(string) str
 		if ks.Project == "" {
 			return nil, fmt.Errorf("key_store firestore: name its project (key_store.project or %s)", EnvKeysProject)
 		}
-		s, err := openFirestoreKeyStore(ctx, ks)
+		s, _, err := firestorestore.Open(ctx, ks) // the client lives as long as the instance
 		if err != nil {
 			return nil, err
 		}
@@ -93,14 +94,7 @@ func openStores(ctx context.Context, cfg *config.Config, getenv func(string) str
 		if err != nil {
 			return nil, fmt.Errorf("route state: %w", err)
 		}
-		st.routes, st.describe.routes = firestorestore.New(client, getenv(EnvRouteStatePrefix)), "firestore:"+project
+		st.routes, st.describe.routes = routefirestore.New(client, getenv(EnvRouteStatePrefix)), "firestore:"+project
 	}
 	return st, nil
-}
-
-// openFirestoreKeyStore opens the Firestore key store (core/keystore/firestorestore). Until
-// that store is built into this function, a control plane with a key store refuses to
-// start, naming this hook, rather than serving keys it cannot keep.
-var openFirestoreKeyStore = func(_ context.Context, ks config.KeyStore) (keystore.Store, error) {
-	return nil, fmt.Errorf("key_store firestore (project %s): the Firestore key store is not built into the control plane yet (openFirestoreKeyStore)", ks.Project)
 }

@@ -66,7 +66,8 @@ resource "aws_dynamodb_table" "keys" {
 }
 
 # Read-only: a key found by its hash (GetItem) and the changes since the last read (Query on
-# the changes index). Only the control plane issues, changes and revokes keys.
+# the changes index). Only the control plane issues, changes and revokes keys. Only with a
+# public URL, where the gateway serves stored keys (KEYS_TABLE).
 data "aws_iam_policy_document" "keys_read" {
   statement {
     actions   = ["dynamodb:GetItem", "dynamodb:Query"]
@@ -80,6 +81,7 @@ data "aws_iam_policy_document" "keys_read" {
 }
 
 resource "aws_iam_role_policy" "keys" {
+  count  = local.public ? 1 : 0
   name   = "keys"
   role   = aws_iam_role.gateway.id
   policy = data.aws_iam_policy_document.keys_read.json

@@ -10,8 +10,9 @@ locals {
     { COUNTERS_TABLE = aws_dynamodb_table.counters.name },
     # The config's responses.table wins; responses: {store: none} turns them off.
     { RESPONSES_TABLE = aws_dynamodb_table.responses.name },
-    # Keys issued at runtime, served beside the config's; the config's key_store wins.
-    { KEYS_TABLE = aws_dynamodb_table.keys.name },
+    # Keys issued at runtime, served beside the config's; the config's key_store wins. Public
+    # URLs only: behind AWS_IAM no gateway key can arrive (the signature takes Authorization).
+    local.public ? { KEYS_TABLE = aws_dynamodb_table.keys.name } : {},
     # Without it the gateway publishes nothing: the log subscription needs no publisher.
     local.eventbridge ? { PROVIDER_ERROR_BUS = aws_cloudwatch_event_bus.provider_errors[0].name } : {},
   )

@@ -3,6 +3,9 @@
 # roles stop at a database, so the gateway only reads it and only the control plane writes.
 
 locals {
+  # Whether the gateway serves stored keys. With a key store every request needs a key, so a
+  # private gateway (IAM alone authenticates its callers) serves none unless told to.
+  gateway_stored_keys  = var.stored_keys == null ? var.public : var.stored_keys
   create_keys_database = var.keys_database == null
   keys_database        = local.create_keys_database ? google_firestore_database.keys[0].name : var.keys_database
   # What both functions read to open the store (core/keystore/firestorestore); the
@@ -68,6 +71,7 @@ resource "google_firestore_field" "keys_doc" {
 
 # Read-only, in the keys database only.
 resource "google_project_iam_member" "gateway_keys" {
+  count   = local.gateway_stored_keys ? 1 : 0
   project = var.project_id
   role    = "roles/datastore.viewer"
   member  = google_service_account.gateway.member

@@ -17,7 +17,7 @@ locals {
     local.route_state_env,
     local.counters_env,
     local.responses_env,
-    local.keys_env,
+    local.gateway_stored_keys ? local.keys_env : {},
   )
 }
 

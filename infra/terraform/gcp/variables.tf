@@ -298,3 +298,9 @@ variable "control_plane_max_instances" {
   type        = number
   default     = 10
 }
+
+variable "stored_keys" {
+  description = "Let the gateway serve the keys the control plane issues (KEYS_PROJECT, _DATABASE, _COLLECTION, and read on the keys database). With them every request needs a key: a private function's callers then send their ID token in X-Serverless-Authorization and the key in Authorization. Null: when public."
+  type        = bool
+  default     = null
+}

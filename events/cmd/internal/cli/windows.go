@@ -1,12 +1,10 @@
-package main
+package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +18,7 @@ import (
 	"github.com/fngate/fngate/core/counters/firestorecounters"
 )
 
-// usage shows keys' counts in the current windows beside their limits:
+// windowUsage shows keys' counts in the current windows beside their limits:
 //
 //	usage [-config PATH] [-counters SPEC] [KEY...]
 //
@@ -29,29 +27,28 @@ import (
 // but secret references are not resolved. SPEC (env FNGATE_COUNTERS) is file:PATH,
 // dynamodb:TABLE or firestore:PROJECT (-counters-prefix, -counters-database). Without KEY,
 // every key with a limit.
-func usage(ctx context.Context, fs *flag.FlagSet, args []string, asJSON *bool, stdout io.Writer, getenv func(string) string, now time.Time) error {
-	stderr := fs.Output()
+func (c *remediator) windowUsage(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(string) string, now time.Time) error {
+	stderr, stdout := fs.Output(), c.stdout
 	cfgPath := fs.String("config", getenv("FNGATE_CONFIG"), "the gateway config: limits and counters store (env FNGATE_CONFIG)")
 	spec := fs.String("counters", getenv("FNGATE_COUNTERS"), "counter store: file:PATH, dynamodb:TABLE or firestore:PROJECT (env FNGATE_COUNTERS); default: the config's")
 	prefix := fs.String("counters-prefix", getenv("COUNTERS_PREFIX"), "Firestore collection prefix (default fngate_)")
 	database := fs.String("counters-database", getenv("COUNTERS_DATABASE"), "Firestore database (default (default))")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return errUsage
 	}
 	var cfg *config.Config
 	if *cfgPath != "" {
 		var err error
-		cfg, err = config.Load(ctx, *cfgPath, config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{
-			config.SchemeAWS: unresolved{}, config.SchemeGCP: unresolved{}}})
+		cfg, err = loadConfig(ctx, *cfgPath, getenv)
 		if err != nil {
 			return err
 		}
 	}
-	c, err := countersOf(cfg, *spec, *prefix, *database)
+	cc, err := countersOf(cfg, *spec, *prefix, *database)
 	if err != nil {
 		return err
 	}
-	store, closeStore, err := openCounters(ctx, c)
+	store, closeStore, err := openCounters(ctx, cc)
 	if err != nil {
 		return err
 	}
@@ -60,7 +57,7 @@ func usage(ctx context.Context, fs *flag.FlagSet, args []string, asJSON *bool, s
 	keys := fs.Args()
 	if len(keys) == 0 {
 		if cfg == nil {
-			fmt.Fprintln(stderr, "usage: fngate-remediate usage [-config PATH] [-counters SPEC] KEY... (without -config, name the keys)")
+			fmt.Fprintln(stderr, "usage:", c.prog, "usage [-config PATH] [-counters SPEC] KEY... (without -config, name the keys)")
 			return errUsage
 		}
 		for i := range cfg.Keys {
@@ -78,10 +75,8 @@ func usage(ctx context.Context, fs *flag.FlagSet, args []string, asJSON *bool, s
 		}
 		rows = append(rows, usageRows(cfg, key, got)...)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+	if *c.json {
+		return printJSON(stdout, rows)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tSCOPE\tCOUNTER\tUSED\tLIMIT\tREMAINING\tRESETS")
@@ -110,10 +105,20 @@ type usageRow struct {
 	Resets    time.Time `json:"resets"`
 }
 
-// unresolved stands in for the secret resolvers: the tool needs no secret.
+// loadConfig parses the gateway's config as the gateway does, with the same environment,
+// but leaves secret references unresolved: the operator's tool needs no secret.
+func loadConfig(ctx context.Context, path string, getenv func(string) string) (*config.Config, error) {
+	return config.Load(ctx, path, config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{
+		config.SchemeAWS: unresolved{}, config.SchemeGCP: unresolved{}}})
+}
+
+// unresolved stands in for the secret resolvers. Each reference stands for a value of its
+// own, so two keys whose secrets are references are not taken for one secret used twice.
 type unresolved struct{}
 
-func (unresolved) Resolve(context.Context, string) (string, error) { return "unresolved", nil }
+func (unresolved) Resolve(_ context.Context, ref string) (string, error) {
+	return "unresolved:" + ref, nil
+}
 
 // countersOf is the store to read: the spec when given, else the config's.
 func countersOf(cfg *config.Config, spec, prefix, database string) (config.Counters, error) {
