@@ -614,6 +614,9 @@ func run(opt options) error {
 	if err := b.limits(tmp, gwBin, upAddr); err != nil {
 		return err
 	}
+	if err := b.keys(tmp, gwBin, upAddr); err != nil {
+		return err
+	}
 
 	rss, proxyRSS := 0.0, 0.0
 	if opt.rssStream > 0 {
