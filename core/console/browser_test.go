@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/fngate/fngate/core/admin"
 	"github.com/fngate/fngate/core/counters"
@@ -218,10 +219,19 @@ func TestBrowserKeyLifecycle(t *testing.T) {
 	}
 	shot(t, ctx, dir, "keys-oidc")
 	do(t, ctx, "sign out", chromedp.Click(chromedp.CSS("header form button")), chromedp.WaitVisible(chromedp.ID("key")))
-	do(t, ctx, "sign in with the admin key",
-		chromedp.SendKeys(chromedp.ID("key"), adminSecret),
-		chromedp.Click(chromedp.ID("key-signin")),
-		chromedp.WaitVisible(chromedp.ID("name")))
+	// With the keyboard alone: Tab to the key's field (past the skip link and the single
+	// sign-on button), its focus visible, type the key and press Enter.
+	tabs := 0
+	for get(t, ctx, "which element has the focus", chromedp.Evaluate[string](`document.activeElement.id`)) != "key" {
+		if tabs++; tabs > 5 {
+			t.Fatal("the admin key's field is not reached with five presses of Tab")
+		}
+		do(t, ctx, "press Tab", chromedp.KeyEvent(kb.Tab))
+	}
+	if outline := get(t, ctx, "the focus outline", chromedp.Evaluate[string](`getComputedStyle(document.activeElement).outlineStyle`)); outline == "none" {
+		t.Error("the focused field shows no outline")
+	}
+	do(t, ctx, "sign in with the admin key", chromedp.KeyEvent(adminSecret+kb.Enter), chromedp.WaitVisible(chromedp.ID("name")))
 
 	do(t, ctx, "create a key",
 		chromedp.SendKeys(chromedp.ID("name"), "browser-app"),
@@ -254,6 +264,12 @@ func TestBrowserKeyLifecycle(t *testing.T) {
 		t.Errorf("the bar's tooltip %q does not name the model", tip)
 	}
 	shot(t, ctx, dir, "key")
+	do(t, ctx, "the usage per month", chromedp.Navigate(s.url+"/console/keys/"+id+"?group=month"), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
+	if got := get(t, ctx, "count the month's bars", chromedp.Evaluate[int](`[...document.querySelectorAll('svg.chart title')].filter(e => e.textContent.startsWith(new Date().toISOString().slice(0, 7) + ", mock/echo")).length`)); got != 3 {
+		t.Errorf("the month view draws %d bars of this month's mock/echo usage, want one per chart (3)", got)
+	}
+	shot(t, ctx, dir, "key-months")
+	do(t, ctx, "back to the days", chromedp.Navigate(s.url+"/console/keys/"+id), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
 	if os.Getenv("FNGATE_UPDATE_SCREENSHOT") == "1" {
 		// What a laptop's screen shows of the key's page: its facts and its usage charts.
 		png := get(t, ctx, "screenshot for the docs", chromedp.CaptureScreenshot())

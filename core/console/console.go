@@ -143,6 +143,11 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) serveStatic() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			// The assets are named by the pages; no listing of them.
+			c.fail(w, r, nil, http.StatusNotFound, "There is no console page at "+r.URL.Path+".")
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		c.static.ServeHTTP(w, r)
 	})

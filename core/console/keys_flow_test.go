@@ -3,8 +3,11 @@ package console
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -169,5 +172,52 @@ func TestTeamAdminWithinItsTeam(t *testing.T) {
 	}
 	if page := f.page(c, "/console/routes"); strings.Count(page, `method="post"`) != 1 {
 		t.Error("a team-admin is offered route changes")
+	}
+}
+
+// TestKeysPageByPage: more keys than a page holds are listed a page at a time, the next
+// page's link carrying the search, and every key appears once.
+func TestKeysPageByPage(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	const n = 53
+	for i := range n {
+		_, hash := keystore.NewSecret()
+		k := &keystore.Key{Key: config.Key{ID: keystore.NewID(), Name: fmt.Sprintf("svc-%02d", i), Hash: hash}, Created: f.clock.Now(), Updated: f.clock.Now(), Version: 1}
+		if err := f.keys.Create(ctx, k, &keystore.Entry{ID: keystore.NewEntryID(), Time: f.clock.Now(), Action: "key.create", Target: k.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.browser()
+	f.signIn(c, adminSecret)
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	seen := map[string]int{}
+	path := "/console/keys?q=svc"
+	for pages := 0; path != ""; pages++ {
+		if pages > 3 {
+			t.Fatal("more pages than keys")
+		}
+		page := f.page(c, path)
+		for _, m := range regexp.MustCompile(`>(svc-\d\d)</a>`).FindAllStringSubmatch(page, -1) {
+			seen[m[1]]++
+		}
+		path = ""
+		if m := next.FindStringSubmatch(page); m != nil {
+			path = html.UnescapeString(m[1])
+			if !strings.Contains(path, "q=svc") {
+				t.Errorf("the next page's link drops the search: %s", path)
+			}
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d keys listed, want %d", len(seen), n)
+	}
+	for name, times := range seen {
+		if times != 1 {
+			t.Errorf("%s listed %d times", name, times)
+		}
+	}
+	if a := f.get(c, "/console/static/"); a.status != http.StatusNotFound {
+		t.Errorf("the static directory is listed: %d", a.status)
 	}
 }
