@@ -23,7 +23,11 @@ const MaxBody = 64 << 10
 // readBody decodes r's JSON body into v strictly: at most MaxBody, one value, no field v
 // does not have. An empty body is allowed when empty is (it decodes as {}).
 func readBody(w http.ResponseWriter, r *http.Request, v any, empty bool) *apiError {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	body := r.Body
+	if body == nil { // an in-process caller's request (the console, the CLI) may have none
+		body = http.NoBody
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, body, MaxBody))
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {

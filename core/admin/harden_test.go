@@ -112,3 +112,20 @@ func TestNoSecretInLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestWithoutABody: an in-process caller (the console, the CLI's direct mode) may build
+// a request with a nil Body, as http.NewRequest does for none: a clear 400, not a panic.
+func TestRequestWithoutABody(t *testing.T) {
+	f := newFixture(t, "")
+	r, err := http.NewRequest(http.MethodPost, "/admin/v1/keys", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Content-Type", "application/json")
+	r = r.WithContext(admin.WithPrincipal(r.Context(), &admin.Principal{ID: "key:ops", Name: "ops", Role: "admin"}))
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, r)
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"code":"body_required"`) {
+		t.Fatalf("a create without a body: %d %s", w.Code, w.Body)
+	}
+}
