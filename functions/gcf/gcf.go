@@ -33,8 +33,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
@@ -52,7 +50,7 @@ const FunctionName = "Gateway"
 
 func init() { functions.HTTP(FunctionName, Gateway) }
 
-var instance = &lazy{retryAfter: 10 * time.Second, build: func(ctx context.Context) (http.Handler, error) { return build(ctx, os.Getenv) }}
+var instance = newLazy(10*time.Second, func(ctx context.Context) (http.Handler, error) { return build(ctx, os.Getenv) })
 
 // Gateway is the registered HTTP function.
 func Gateway(w http.ResponseWriter, r *http.Request) { instance.ServeHTTP(w, r) }
@@ -127,55 +125,11 @@ func invokerOrDefault(v string) string {
 	return v
 }
 
-// buildTimeout bounds one build; it does not follow the request that triggered it, whose
-// client may leave while the other waiting requests still need the gateway.
-const buildTimeout = 30 * time.Second
-
-// lazy builds the handler on first use, once: concurrent first requests wait for the same
-// build. A failed build is logged, answered with a 500, and tried again after retryAfter: a
-// transient secret read must not poison the instance for its lifetime, and the spacing keeps
-// a broken config from hammering Secret Manager with every request of a busy instance.
-type lazy struct {
-	build      func(context.Context) (http.Handler, error)
-	retryAfter time.Duration
-
-	ready    atomic.Pointer[http.Handler]
-	mu       sync.Mutex
-	err      error
-	failedAt time.Time
-}
-
-func (l *lazy) get(ctx context.Context) (http.Handler, error) {
-	if h := l.ready.Load(); h != nil {
-		return *h, nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if h := l.ready.Load(); h != nil {
-		return *h, nil
-	}
-	if l.err != nil && time.Since(l.failedAt) < l.retryAfter {
-		return nil, l.err
-	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
-	defer cancel()
-	h, err := l.build(bctx)
-	if err != nil {
-		l.err, l.failedAt = err, time.Now()
-		telemetry.NewLogger(os.Stderr, telemetry.FormatFromEnv(""), nil).Error("start failed", slog.String("error", err.Error()))
-		return nil, err
-	}
-	l.ready.Store(&h)
-	l.err = nil
-	return h, nil
-}
-
-func (l *lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h, err := l.get(r.Context())
-	if err != nil {
+// newLazy is the gateway's first-request build, answering the OpenAI error shape while it
+// fails.
+func newLazy(retryAfter time.Duration, build func(context.Context) (http.Handler, error)) *boot.Lazy {
+	return &boot.Lazy{Build: build, RetryAfter: retryAfter, Failed: func(w http.ResponseWriter, r *http.Request) {
 		gateway.WriteError(w, r, &llm.Error{Status: http.StatusInternalServerError, Type: llm.TypeServer, Code: "gateway_not_configured",
 			Message: "the gateway could not start; its log has the reason"})
-		return
-	}
-	h.ServeHTTP(w, r)
+	}}
 }

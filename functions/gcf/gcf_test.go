@@ -283,11 +283,11 @@ func TestConcurrentStreams(t *testing.T) {
 func TestLazyBuildsOnceOnFirstUse(t *testing.T) {
 	var builds atomic.Int32
 	release := make(chan struct{})
-	l := &lazy{retryAfter: time.Hour, build: func(context.Context) (http.Handler, error) {
+	l := newLazy(time.Hour, func(context.Context) (http.Handler, error) {
 		builds.Add(1)
 		<-release
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }), nil
-	}}
+	})
 	if builds.Load() != 0 {
 		t.Fatal("built before the first request")
 	}
@@ -314,13 +314,13 @@ func TestLazyBuildsOnceOnFirstUse(t *testing.T) {
 func TestLazyRetriesAFailedBuildLater(t *testing.T) {
 	var builds atomic.Int32
 	fail := true
-	l := &lazy{retryAfter: 50 * time.Millisecond, build: func(context.Context) (http.Handler, error) {
+	l := newLazy(50*time.Millisecond, func(context.Context) (http.Handler, error) {
 		builds.Add(1)
 		if fail {
 			return nil, errors.New("secret manager unavailable")
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(204) }), nil
-	}}
+	})
 	serve := func() *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		l.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))

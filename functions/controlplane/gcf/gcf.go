@@ -22,8 +22,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
@@ -41,7 +39,7 @@ const FunctionName = "ControlPlane"
 
 func init() { functions.HTTP(FunctionName, ControlPlane) }
 
-var instance = &lazy{retryAfter: 10 * time.Second, build: func(ctx context.Context) (http.Handler, error) { return build(ctx, os.Getenv) }}
+var instance = newLazy(10*time.Second, func(ctx context.Context) (http.Handler, error) { return build(ctx, os.Getenv) })
 
 // ControlPlane is the registered HTTP function.
 func ControlPlane(w http.ResponseWriter, r *http.Request) { instance.ServeHTTP(w, r) }
@@ -70,55 +68,13 @@ func build(ctx context.Context, getenv func(string) string) (http.Handler, error
 	return con.Beside(api), nil
 }
 
-// buildTimeout bounds one build; it does not follow the request that triggered it.
-const buildTimeout = 30 * time.Second
-
-// lazy builds the handler on first use, once; concurrent first requests wait for the same
-// build, and a failed one is tried again after retryAfter (a transient secret read must not
-// poison the instance, nor a broken config hammer Secret Manager).
-type lazy struct {
-	build      func(context.Context) (http.Handler, error)
-	retryAfter time.Duration
-
-	ready    atomic.Pointer[http.Handler]
-	mu       sync.Mutex
-	err      error
-	failedAt time.Time
-}
-
-func (l *lazy) get(ctx context.Context) (http.Handler, error) {
-	if h := l.ready.Load(); h != nil {
-		return *h, nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if h := l.ready.Load(); h != nil {
-		return *h, nil
-	}
-	if l.err != nil && time.Since(l.failedAt) < l.retryAfter {
-		return nil, l.err
-	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
-	defer cancel()
-	h, err := l.build(bctx)
-	if err != nil {
-		l.err, l.failedAt = err, time.Now()
-		telemetry.NewLogger(os.Stderr, telemetry.FormatFromEnv(""), nil).Error("start failed", slog.String("error", err.Error()))
-		return nil, err
-	}
-	l.ready.Store(&h)
-	l.err = nil
-	return h, nil
-}
-
-func (l *lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h, err := l.get(r.Context())
-	if err != nil {
+// newLazy is the control plane's first-request build, answering the admin API's error shape
+// while it fails.
+func newLazy(retryAfter time.Duration, build func(context.Context) (http.Handler, error)) *boot.Lazy {
+	return &boot.Lazy{Build: build, RetryAfter: retryAfter, Failed: func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusInternalServerError)
 		_, _ = w.Write([]byte(`{"error":{"message":"the control plane could not start; its log has the reason","type":"server_error","param":null,"code":"control_plane_not_configured"}}` + "\n"))
-		return
-	}
-	h.ServeHTTP(w, r)
+	}}
 }

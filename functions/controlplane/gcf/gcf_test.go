@@ -60,10 +60,10 @@ func TestRegisteredFunctionServesTheAdminAPI(t *testing.T) {
 
 func TestFailedBuildIsA500AndRetried(t *testing.T) {
 	calls := 0
-	l := &lazy{retryAfter: time.Hour, build: func(context.Context) (http.Handler, error) {
+	l := newLazy(time.Hour, func(context.Context) (http.Handler, error) {
 		calls++
 		return nil, fmt.Errorf("no config")
-	}}
+	})
 	for range 2 {
 		if code, body := call(t, l, http.MethodGet, "/admin/v1/me", ""); code != http.StatusInternalServerError || body["error"] == nil {
 			t.Fatalf("%d %v", code, body)
