@@ -28,7 +28,12 @@ func HTTPClient() aws.HTTPClient { return SafeBodies(awshttp.NewBuildableClient(
 // answers the moment the body is in (moto on loopback) loses this race about once in a
 // thousand calls under the race detector. Through Read, a closed body reads as io.EOF,
 // which io.Copy takes for the end of the body.
-func SafeBodies(c aws.HTTPClient) aws.HTTPClient { return safeBodies{c} }
+func SafeBodies(c aws.HTTPClient) aws.HTTPClient {
+	if _, safe := c.(safeBodies); safe {
+		return c
+	}
+	return safeBodies{c}
+}
 
 type safeBodies struct{ next aws.HTTPClient }
 

@@ -130,10 +130,12 @@ func newProvider(conn *config.Connection, env providers.Env, load awsconf.Loader
 		// The shared client keeps connections warm across providers, but a custom CA bundle
 		// (AWS_CA_BUNDLE) lives only in the SDK's own client.
 		if env.HTTPClient != nil && os.Getenv("AWS_CA_BUNDLE") == "" {
-			// SafeBodies: the SDK closes a request body net/http may still be checking, which
-			// can close the connection under an answer already arriving (awsconf/httpclient.go).
-			o.HTTPClient = awsconf.SafeBodies(env.HTTPClient)
+			o.HTTPClient = env.HTTPClient
 		}
+		// Whichever client it is: the SDK closes a request body net/http may still be
+		// checking, which can close the connection under an answer already arriving
+		// (awsconf/httpclient.go). A loader that set no client leaves the SDK's own here.
+		o.HTTPClient = awsconf.SafeBodies(o.HTTPClient)
 		if conn.Endpoint != "" {
 			o.BaseEndpoint = aws.String(conn.Endpoint)
 		}
