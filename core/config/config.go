@@ -35,6 +35,8 @@ type Config struct {
 	// Responses is the store of the Responses door's stored responses (store.go) and the
 	// keys of its compaction items (compaction.go).
 	Responses Responses `yaml:"responses"`
+	// ResponseCache is where the answers models and keys opt to cache are kept (cache.go).
+	ResponseCache ResponseCache `yaml:"response_cache"`
 
 	// RequestProfile is how strictly the OpenAI doors read requests: ProfileStrict (the
 	// default: the documented subset, anything else refused) or ProfileExtended (the fields
@@ -73,6 +75,8 @@ type Key struct {
 	Models []string `yaml:"models"`
 	// Residency pins the key's requests to routes with this residency label.
 	Residency string `yaml:"residency"`
+	// Team is the key's team, whose keys share cached answers under cache scope team.
+	Team string `yaml:"team"`
 	// RequestProfile and RequestProfileIgnore replace the top-level settings for this key's
 	// requests when set; validation fills them in from the top level otherwise.
 	RequestProfile       string   `yaml:"request_profile"`
@@ -167,6 +171,8 @@ type Model struct {
 	Routing         Routing   `yaml:"routing"`
 	Routes          []Route   `yaml:"routes"`
 	Timeouts        *Timeouts `yaml:"timeouts"`
+	// Cache opts the model's requests into the response cache (cache.go).
+	Cache *Cache `yaml:"cache"`
 
 	// Kind is what the model serves: chat (the default; the chat, completions and Messages
 	// doors) or embedding (POST /v1/embeddings). See embedding.go.

@@ -37,6 +37,8 @@ type KeyLimits struct {
 	Rate     *Rate                   `yaml:"rate"`
 	Budget   *Budget                 `yaml:"budget"`
 	PerModel map[string]*ModelLimits `yaml:"per_model"`
+	// Cache opts the key's requests into the response cache, or out of it (cache.go).
+	Cache *Cache `yaml:"cache"`
 }
 
 // Effective returns k with each part it leaves unset taken from defaults (nil: none).
@@ -52,6 +54,9 @@ func (k KeyLimits) Effective(defaults *KeyLimits) KeyLimits {
 	}
 	if k.PerModel == nil {
 		k.PerModel = defaults.PerModel
+	}
+	if k.Cache == nil {
+		k.Cache = defaults.Cache
 	}
 	return k
 }

@@ -107,6 +107,7 @@ func (c *Config) validate() error {
 		Idle: Duration(DefaultIdle), Total: Duration(DefaultTotal),
 	})
 	c.Responses.validate(bad)
+	c.validateCache(bad)
 	c.KeyStore.validate(bad)
 	c.Admin.validate(bad)
 	c.validateCompactionKeys(bad)

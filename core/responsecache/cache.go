@@ -1,0 +1,126 @@
+// Package responsecache keeps answers the gateway may serve again to an identical request
+// (the response cache: `cache: {ttl: 1h}` on a model, a key or key_defaults, and the store
+// in response_cache). An entry is stored under a key that names everything that determines
+// the answer (key.go) and holds the answer as recorded (recording.go), in the gateway's own
+// wire-neutral form, so any door can replay it in its shape, stream or not.
+//
+//	cache.go            Entry, the Store interface, the errors, and the memory store (make run)
+//	key.go              Identity: the partition and the request digest an entry is found by
+//	recording.go        Recording: a whole answer, or a stream's deltas, as stored
+//	file.go             one file per entry under a directory (make run across restarts)
+//	dynamostore/        a DynamoDB table (the Lambda function)
+//	firestorestore/     a Firestore collection (Cloud Functions)
+//	internal/storetest  the conformance suite every store passes
+//
+// Expiry is checked on every read against the store's clock: the cloud stores' TTL deletes
+// an entry up to days late, and their emulators never do. An entry is one item (DynamoDB
+// 400 KB, Firestore 1 MiB, the memory and file stores MaxEntryBytes): a body that does not
+// fit is compressed, and one that does not fit compressed is refused with ErrTooLarge, which
+// the gateway takes as "not cached". A cache is an optimisation, so a store that fails says
+// so with an error and the gateway serves the request as a miss.
+package responsecache
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Errors a Store returns; any other error means the store could not answer.
+var (
+	// ErrNotFound is an entry that is not stored or has expired.
+	ErrNotFound = errors.New("responsecache: no such entry")
+	// ErrTooLarge is an entry the store cannot hold in one item, even compressed. Nothing
+	// is written.
+	ErrTooLarge = errors.New("responsecache: entry too large to cache")
+)
+
+// MaxEntryBytes bounds the body of an entry in the memory and file stores, as Firestore's
+// document limit bounds it there, so an answer cached on one store is cached on the others.
+const MaxEntryBytes = 1 << 20
+
+// Entry is one cached answer.
+type Entry struct {
+	// Key is Identity.Key(): the partition and the request digest. At most MaxKeyBytes.
+	Key string
+	// Model is the gateway model, for an operator reading the store.
+	Model string
+	// Created and Expires bound its life; a store forgets it once its clock reaches Expires.
+	Created time.Time
+	Expires time.Time
+	// Body is the recorded answer (Recording.Encode), opaque to the stores.
+	Body []byte
+}
+
+// Store keeps cached answers. Implementations are safe for concurrent use and bound their
+// own calls' time.
+type Store interface {
+	// Get returns the entry stored under key, or ErrNotFound.
+	Get(ctx context.Context, key string) (*Entry, error)
+	// Put stores e, replacing an entry under the same key, or refuses it with ErrTooLarge.
+	Put(ctx context.Context, e *Entry) error
+}
+
+// maxMemoryEntries bounds the memory store: past it, a Put first drops the expired entries,
+// then those nearest their expiry.
+const maxMemoryEntries = 4096
+
+// Memory is a Store in the process's memory, for make run and tests. Now is its clock.
+type Memory struct {
+	Now func() time.Time
+
+	mu sync.Mutex
+	m  map[string]*Entry
+}
+
+// NewMemory returns an empty memory store.
+func NewMemory() *Memory { return &Memory{Now: time.Now, m: map[string]*Entry{}} }
+
+func (s *Memory) Get(_ context.Context, key string) (*Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[key]
+	if !ok || !s.Now().Before(e.Expires) {
+		return nil, ErrNotFound
+	}
+	c := *e
+	c.Body = append([]byte(nil), e.Body...)
+	return &c, nil
+}
+
+func (s *Memory) Put(_ context.Context, e *Entry) error {
+	if len(e.Body) > MaxEntryBytes {
+		return ErrTooLarge
+	}
+	c := *e
+	c.Body = append([]byte(nil), e.Body...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, replacing := s.m[e.Key]; !replacing && len(s.m) >= maxMemoryEntries {
+		s.evict()
+	}
+	s.m[e.Key] = &c
+	return nil
+}
+
+// evict makes room for one entry: the expired ones go, and if none had, the one nearest its
+// expiry.
+func (s *Memory) evict() {
+	now := s.Now()
+	var soonest string
+	for k, e := range s.m {
+		if !now.Before(e.Expires) {
+			delete(s.m, k)
+			continue
+		}
+		if soonest == "" || e.Expires.Before(s.m[soonest].Expires) {
+			soonest = k
+		}
+	}
+	if len(s.m) >= maxMemoryEntries {
+		delete(s.m, soonest)
+	}
+}
+
+var _ Store = (*Memory)(nil)
