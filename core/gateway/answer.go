@@ -22,6 +22,7 @@ func (q *request) answer(routes []*route) {
 		a.usage = &ans.Usage
 		a.finish(record.OutcomeOK, nil)
 		q.writeAnswer(a.rt, ans)
+		q.cacheAnswer(ans)
 		return nil
 	})
 }

@@ -25,6 +25,7 @@ type attempt struct {
 	trace    record.AttemptTrace // nil: not traced
 	outChars int                 // characters of output the client was sent, for estimates
 	embedded bool                // an embeddings answer: charged its input estimate when unreported
+	hit      bool                // answered from the response cache: uses and costs nothing
 	// impossible are the usage counts dropped, logged with the attempt.
 	impossible []llm.ImpossibleCount
 	ctx        context.Context
@@ -87,6 +88,9 @@ func (a *attempt) finish(outcome string, pe *providers.Error) {
 	if pe != nil {
 		setError(a.rec, pe)
 	}
+	if a.hit && outcome == record.OutcomeOK {
+		outcome = record.OutcomeCacheHit
+	}
 	a.rec.Outcome = outcome
 	a.charge()
 	a.q.g.logAttempt(a)
@@ -96,7 +100,8 @@ func (a *attempt) finish(outcome string, pe *providers.Error) {
 // Impossible counts are dropped here, so a stream's end charges before the client is sent
 // its usage.
 func (a *attempt) charge() {
-	if a.usage == nil {
+	if a.usage == nil || a.hit {
+		a.usage = nil
 		return
 	}
 	q := a.q

@@ -27,6 +27,9 @@ type compactDoor struct {
 
 func (*compactDoor) endpoint() string { return record.EndpointCompact }
 
+// uncacheable: a compaction's item is sealed for its request as it is made.
+func (*compactDoor) uncacheable() string { return "compaction" }
+
 // defaultMaximum: the compact request has no output maximum of its own. A summary is short by
 // design, so it is bounded on every model, priced or not, by responses.CompactionMaxTokens or
 // the model's ceiling where that is lower: a priced model compacts without a ceiling of its own.

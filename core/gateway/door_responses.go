@@ -44,6 +44,18 @@ type responsesDoor struct {
 
 func (*responsesDoor) endpoint() string { return record.EndpointResponses }
 
+// uncacheable: a continued conversation's context lives in the response store, which the
+// cache's key does not see; a warm-up answers nothing worth keeping.
+func (d *responsesDoor) uncacheable() string {
+	switch {
+	case d.req != nil && d.req.PreviousResponseID != "":
+		return "previous_response_id"
+	case d.warmUp:
+		return "generate: false"
+	}
+	return ""
+}
+
 // defaultMaximum: Codex, the door's main client, sends no max_output_tokens. On a priced model
 // with a ceiling, the ceiling becomes the request's maximum instead of a refusal, which bounds
 // the bill as the priced-model rule means to.

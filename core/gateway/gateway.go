@@ -52,6 +52,7 @@ import (
 	"github.com/fngate/fngate/core/openai"
 	"github.com/fngate/fngate/core/providers"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/core/responsecache"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/routestate"
 	"github.com/fngate/fngate/core/telemetry"
@@ -102,6 +103,9 @@ type Options struct {
 	// local server and Cloud Functions gen2 set it. Off (Lambda function URLs pass no
 	// upgrade), a handshake gets a 426 that names HTTP streaming instead.
 	WebSockets bool
+	// Cache keeps the answers of the models and keys that opt into the response cache
+	// (cache.go); required when one does, and unused otherwise.
+	Cache responsecache.Store
 	// DeadlineMargin is how long before its context's deadline a request is ended in-band
 	// (request.go: Lambda's invoke deadline is the request context's); zero means
 	// DefaultDeadlineMargin. A request whose context has no deadline has no time limit.
@@ -143,6 +147,11 @@ type Gateway struct {
 	sockets     *sockets
 	// deadlineMargin is Options.DeadlineMargin.
 	deadlineMargin time.Duration
+
+	cache           responsecache.Store // nil: nothing cached
+	cacheTimeout    time.Duration
+	cacheWrites     *cacheWriter
+	keyDefaultCache *config.Cache // key_defaults' cache setting
 }
 
 type model struct {
@@ -211,6 +220,16 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		g.usage = newUsageLog(opt.History, g.log, opt.Metrics, g.now)
 	}
 	g.sockets = newSockets(&cfg.Limits, opt.WebSockets)
+	if cfg.Caches() {
+		if opt.Cache == nil {
+			return nil, errors.New("gateway: a model or key opts into the response cache (cache: {ttl: ...}), but no response cache store was given (Options.Cache)")
+		}
+		g.cache, g.cacheTimeout = opt.Cache, cmp.Or(cfg.ResponseCache.Timeout.D(), config.DefaultCacheTimeout)
+		g.cacheWrites = newCacheWriter(opt.Cache, g.cacheTimeout, g.log, opt.Metrics, g.now)
+		if cfg.KeyDefaults != nil {
+			g.keyDefaultCache = cfg.KeyDefaults.Cache
+		}
+	}
 	var err error
 	if g.compaction, err = cfg.CompactionKeyring(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -282,7 +301,7 @@ func (g *Gateway) Close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeFlush)
 	defer cancel()
-	_ = g.FlushUsage(ctx)
+	_ = g.Flush(ctx)
 }
 
 // closeFlush bounds how long Close waits for the usage history.
@@ -399,6 +418,10 @@ type requestCtx struct {
 	inputEstimate int
 	// socket is the WebSocket connection a response.create came on (socket.go), "" over HTTP.
 	socket string
+	// cache is the response cache's result (record.CacheHit ...), "" when nothing caches;
+	// saved is a hit's cached usage, which the request did not use.
+	cache string
+	saved llm.Usage
 }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {

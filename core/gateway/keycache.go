@@ -435,6 +435,7 @@ func (c *keyCache) evict() {
 // once per version.
 func (c *keyCache) served(k *keystore.Key) clientKey {
 	ck := clientKey{Key: k.Key, stored: true}
+	ck.Team = k.Team // the stored key's own field, which shadows the config key's
 	ck.Value, ck.SHA256 = "", ""
 	if ck.RequestProfile == "" {
 		ck.RequestProfile = c.profile

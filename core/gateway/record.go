@@ -143,6 +143,9 @@ func (g *Gateway) logAttempt(at *attempt) {
 	if a.CostUSD != nil {
 		attrs = append(attrs, slog.Float64("cost_usd", *a.CostUSD))
 	}
+	if a.Saved.Reported() {
+		attrs = append(attrs, slog.Any("saved", usageAttrs(&a.Saved)))
+	}
 	if len(a.Labels) > 0 {
 		attrs = append(attrs, slog.Attr{Key: "labels", Value: slog.GroupValue(a.Labels...)})
 	}
@@ -210,6 +213,12 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 	}
 	if rc.costSet {
 		attrs = append(attrs, slog.Float64("cost_usd", rc.costUSD))
+	}
+	if rc.cache != "" {
+		attrs = append(attrs, slog.String("cache", rc.cache))
+	}
+	if rc.saved.Reported() {
+		attrs = append(attrs, slog.Any("saved", usageAttrs(&rc.saved)))
 	}
 	if len(rc.skipped) > 0 {
 		attrs = append(attrs, slog.String("skipped", strings.Join(rc.skipped, "; ")))

@@ -35,6 +35,8 @@ type request struct {
 	rc   requestCtx
 	m    *model
 	req  *llm.Request
+	// cache is the response cache's part in the request; nil when nothing caches it.
+	cache *cacheState
 }
 
 // wire is what every endpoint's requests have: a name in the logs and an error shape. The

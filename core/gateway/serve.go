@@ -43,6 +43,9 @@ func (q *request) serveDoor(body []byte) {
 		return
 	}
 	defer q.g.settle(rc)
+	if q.fromCache() {
+		return
+	}
 	routes, oe := q.g.plan(q.m, req, rc)
 	if oe != nil {
 		q.refuse(oe)

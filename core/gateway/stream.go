@@ -26,20 +26,9 @@ func (q *request) stream(routes []*route) {
 		s := &streaming{attempt: a, enc: d.encoder(&q.rc)}
 		a.usage = &s.usage
 		st, err := a.rt.provider.Stream(a.ctx, q.req, a.rt.target)
-		for err == nil {
-			var dl llm.Delta
-			if dl, err = st.Next(); err != nil {
-				if err == io.EOF {
-					err = errNoContent
-				}
-				break
-			}
-			s.usage.Merge(dl.Usage)
-			if d.visible(&dl) {
-				s.first = dl
-				break
-			}
-			s.enc.hold(&dl)
+		if err == nil {
+			st = q.recordStream(st)
+			err = q.firstVisible(s, st)
 		}
 		waited := a.arrived()
 		q.rc.upstream += waited
@@ -56,6 +45,27 @@ func (q *request) stream(routes []*route) {
 		a.rec.Latency = waited
 		return a.failure(err)
 	})
+}
+
+// firstVisible reads st until the first delta the door's client sees, which becomes s.first;
+// the deltas before it (preambles, pings, usage) are held by the encoder.
+func (q *request) firstVisible(s *streaming, st llm.Stream) error {
+	d := q.wire.(door)
+	for {
+		dl, err := st.Next()
+		if err == io.EOF {
+			return errNoContent
+		}
+		if err != nil {
+			return err
+		}
+		s.usage.Merge(dl.Usage)
+		if d.visible(&dl) {
+			s.first = dl
+			return nil
+		}
+		s.enc.hold(&dl)
+	}
 }
 
 // streaming is a streamed attempt once it has its first visible delta: the door's encoder of
@@ -171,6 +181,9 @@ func (q *request) endStream(s *streaming, sw *sseWriter, werr error, failed *pro
 		}
 		a.finish(outcome, nil)
 		q.done(http.StatusOK, rt.id, nil)
+		if outcome == record.OutcomeOK {
+			q.cacheStream(s.st)
+		}
 	}
 }
 

@@ -50,9 +50,7 @@ type usageLog struct {
 	emf *telemetry.EMF
 	now func() time.Time
 
-	mu      sync.Mutex
-	pending int             // queued or being written
-	idle    []chan struct{} // Flush callers waiting for pending to reach 0
+	backlog // queued or being written
 
 	dropped  atomic.Int64 // since the last warning
 	lastWarn atomic.Int64 // unix nanoseconds of the last warning
@@ -96,9 +94,7 @@ func (q *request) recordUsage() {
 }
 
 func (l *usageLog) add(e usageEntry) {
-	l.mu.Lock()
-	l.pending++
-	l.mu.Unlock()
+	l.backlog.add(1)
 	select {
 	case l.q <- e:
 		return
@@ -127,19 +123,6 @@ func (l *usageLog) reportDrops(drained bool) {
 	}
 	l.log.LogAttrs(context.Background(), slog.LevelWarn, record.MsgUsageDropped, slog.Int64("dropped", n), slog.Int("queue", usageQueue))
 	_ = l.emf.Write(now, nil, []telemetry.Metric{{Name: record.MetricUsageDropped, Unit: "Count", Value: float64(n)}}, nil)
-}
-
-// done notes that n queued usages are written (or dropped), waking Flush at zero.
-func (l *usageLog) done(n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.pending -= n
-	if l.pending == 0 {
-		for _, c := range l.idle {
-			close(c)
-		}
-		l.idle = nil
-	}
 }
 
 // run writes rounds: what the queue holds, up to usageBatch, merged, written by up to
@@ -213,24 +196,6 @@ func (l *usageLog) writeOne(e *usageEntry) {
 	}
 }
 
-// flush waits until every usage queued before it is written (or ctx ends).
-func (l *usageLog) flush(ctx context.Context) error {
-	l.mu.Lock()
-	if l.pending == 0 {
-		l.mu.Unlock()
-		return nil
-	}
-	c := make(chan struct{})
-	l.idle = append(l.idle, c)
-	l.mu.Unlock()
-	select {
-	case <-c:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // FlushUsage waits until the usage of every request that has ended is in the history (or
 // ctx ends): Lambda calls it after each invoke's response, before the process may freeze.
 // Without Options.History it returns at once.
@@ -238,5 +203,5 @@ func (g *Gateway) FlushUsage(ctx context.Context) error {
 	if g.usage == nil {
 		return nil
 	}
-	return g.usage.flush(ctx)
+	return g.usage.wait(ctx)
 }

@@ -79,7 +79,7 @@ func TestAFullUsageQueueDrops(t *testing.T) {
 	close(h.release)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := l.flush(ctx); err != nil {
+	if err := l.wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	rows, _ := h.MemoryHistory.Usage(ctx, "app", now, now)

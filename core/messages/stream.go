@@ -306,6 +306,42 @@ func PatchModel(msg []byte, model string) []byte {
 	return splice(msg, val, appendString(nil, model))
 }
 
+// PatchID returns the message object msg (valid JSON) with its "id" member set to id, or nil
+// when msg has none: an answer served again from the response cache is a new message.
+func PatchID(msg []byte, id string) []byte {
+	var val []byte
+	_ = jsonx.Members(msg, func(key string, v []byte) error {
+		if key == "id" {
+			val = v
+		}
+		return nil
+	})
+	if val == nil {
+		return nil
+	}
+	return splice(msg, val, appendString(nil, id))
+}
+
+// PatchStartID returns a message_start event's data with message.id set to id; data as it
+// is when it has none.
+func PatchStartID(data []byte, id string) []byte {
+	var msg []byte
+	_ = jsonx.Members(data, func(key string, v []byte) error {
+		if key == "message" {
+			msg = v
+		}
+		return nil
+	})
+	if msg == nil {
+		return data
+	}
+	patched := PatchID(msg, id)
+	if patched == nil {
+		return data
+	}
+	return splice(data, msg, patched)
+}
+
 // splice returns outer with inner, a subslice of it, replaced by with.
 func splice(outer, inner, with []byte) []byte {
 	start := cap(outer) - cap(inner)

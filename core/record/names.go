@@ -6,6 +6,16 @@ const (
 	OutcomeFailover     = "failover"      // failed before output; the next route was tried
 	OutcomeError        = "error"         // failed; the client got the error
 	OutcomeClientClosed = "client_closed" // the client left; the upstream call was cancelled
+	// OutcomeCacheHit is an answer served from the response cache: no upstream call, no
+	// usage and no cost; the attempt's Saved is what the cached answer had used.
+	OutcomeCacheHit = "cache_hit"
+)
+
+// Response cache results, as the x-fngate-cache header and the request line name them.
+const (
+	CacheHit    = "hit"    // served from the cache
+	CacheMiss   = "miss"   // served upstream; a complete answer is then cached
+	CacheBypass = "bypass" // served upstream, the cache neither read nor written
 )
 
 // The gateway's log messages. Remediation rules, subscription filters and log sinks match
@@ -39,6 +49,12 @@ const (
 	// client's answer.
 	MsgUsageDropped = "usage_dropped"
 	MsgUsageError   = "usage_history_error"
+	// MsgCacheError (ERROR) is a response cache call that failed or timed out (op read or
+	// write): the request was served as a miss, its answer not cached. MsgCacheSkipped
+	// (INFO) is a complete answer not cached because the store cannot hold it (too large)
+	// or the write queue was full.
+	MsgCacheError   = "cache_error"
+	MsgCacheSkipped = "cache_skipped"
 )
 
 // MetricCounterStoreErrors counts failed counter calls (EMF, namespace fngate, dimension
@@ -51,6 +67,9 @@ const (
 	MetricUsageDropped = "UsageDropped"
 	MetricUsageErrors  = "UsageHistoryErrors"
 )
+
+// MetricCacheErrors counts failed response cache calls (EMF, namespace fngate, dimension Op).
+const MetricCacheErrors = "CacheErrors"
 
 // Endpoints, as records and log lines name them.
 const (

@@ -50,6 +50,9 @@ type Attempt struct {
 	// Transport is TransportWebSocket for a response.create of the Responses API's WebSocket
 	// mode, "" for an HTTP request.
 	Transport string
+	// Saved is, for OutcomeCacheHit, the usage of the cached answer: what serving it again
+	// did not use.
+	Saved llm.Usage
 }
 
 // Failed reports whether the attempt was a provider failure.
@@ -72,6 +75,10 @@ type Request struct {
 	Latency   time.Duration
 	TTFT      time.Duration // streams: until the first content reached the client
 	Overhead  time.Duration // the gateway's own time: latency less the time spent on providers
+	// Cache is the response cache's result (CacheHit, CacheMiss, CacheBypass), "" when the
+	// request's model and key cache nothing; Saved is a hit's cached usage.
+	Cache string
+	Saved llm.Usage
 	// Transport is TransportWebSocket for a response.create of the Responses API's WebSocket
 	// mode, "" for an HTTP request.
 	Transport string

@@ -1,0 +1,278 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/providers"
+	"github.com/fngate/fngate/core/providers/anthropic"
+	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/responsecache"
+	"github.com/fngate/fngate/internal/anthropicfake"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
+)
+
+// cacheKeys: a and b are of one team, c of none.
+const (
+	cacheKeyA = "sk-cache-a-0123456789"
+	cacheKeyB = "sk-cache-b-0123456789"
+	cacheKeyC = "sk-cache-c-0123456789"
+)
+
+// cacheUpstreams are the fakes behind a cache test's gateways, which count what reached them.
+type cacheUpstreams struct {
+	oa *openaifake.Server
+	an *anthropicfake.Server
+}
+
+func (u *cacheUpstreams) calls() int { return len(u.oa.Requests()) + len(u.an.Requests()) }
+
+func newCacheUpstreams(t *testing.T) *cacheUpstreams {
+	oa := openaifake.New()
+	t.Cleanup(oa.Close)
+	oa.Script = openaifake.Model
+	an := anthropicfake.New()
+	t.Cleanup(an.Close)
+	an.Script = anthropicfake.Model
+	return &cacheUpstreams{oa: oa, an: an}
+}
+
+// cacheConfig is two models per backend wire: gpt (OpenAI's, whose Responses API the
+// Responses door passes through) and claude (Anthropic's, which the Messages door passes
+// through); extra is appended to the models' cache setting (", scope: team").
+func cacheConfig(u *cacheUpstreams, extra string) string {
+	return `
+keys:
+  - {name: a, value: ` + cacheKeyA + `, team: red}
+  - {name: b, value: ` + cacheKeyB + `, team: red}
+  - {name: c, value: ` + cacheKeyC + `}
+connections:
+  oai: {kind: openai, api_key: sk-up-fake-0123456789, base_url: "` + u.oa.BaseURL() + `"}
+  claude: {kind: anthropic, api_key: ` + anthropicfake.APIKey + `, base_url: "` + u.an.URL + `"}
+models:
+  gpt: {cache: {ttl: 1h` + extra + `}, routes: [{connection: oai, model: gpt-fake}]}
+  claude: {cache: {ttl: 1h` + extra + `}, routes: [{connection: claude, model: claude-sonnet-4-5}]}
+  uncached: {routes: [{connection: oai, model: gpt-fake}]}
+`
+}
+
+func cacheRegistry() providers.Registry {
+	reg := providers.Registry{}
+	openaicompat.Register(reg)
+	anthropic.Register(reg)
+	return reg
+}
+
+// cacheInstances serves two gateways of one config on one cache store, as two instances of
+// a deployment are.
+func cacheInstances(t *testing.T, yaml string, store responsecache.Store, opt gateway.Options) [2]*gatewaytest.Server {
+	var out [2]*gatewaytest.Server
+	for i := range out {
+		cfg := gatewaytest.Config(t, yaml, config.Options{Getenv: func(string) string { return "" }})
+		o := opt
+		o.Registry, o.Cache = cacheRegistry(), store
+		if o.Logger == nil {
+			o.Logger = (&gatewaytest.LogBuffer{}).Logger()
+		}
+		out[i] = gatewaytest.Serve(t, cfg, o)
+	}
+	return out
+}
+
+// cacheDoor is one door's request, as a client sends it.
+type cacheDoor struct {
+	name, path, model string
+	body              func(model string, stream bool) string
+	header            []string // besides the key
+}
+
+var cacheDoors = []cacheDoor{
+	{name: "chat", path: "/v1/chat/completions", model: "gpt", body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"messages":[{"role":"user","content":"Name three primes."}]}`, m, stream)
+	}},
+	{name: "chat-on-claude", path: "/v1/chat/completions", model: "claude", body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"max_completion_tokens":64,"messages":[{"role":"user","content":"Name three primes."}]}`, m, stream)
+	}},
+	{name: "completions", path: "/v1/completions", model: "gpt", body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"prompt":"Name three primes."}`, m, stream)
+	}},
+	{name: "messages", path: "/v1/messages", model: "claude", header: []string{"anthropic-version", "2023-06-01"}, body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"max_tokens":64,"messages":[{"role":"user","content":"Name three primes."}]}`, m, stream)
+	}},
+	{name: "messages-on-gpt", path: "/v1/messages", model: "gpt", header: []string{"anthropic-version", "2023-06-01"}, body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"max_tokens":64,"messages":[{"role":"user","content":"Name three primes."}]}`, m, stream)
+	}},
+	{name: "responses", path: "/v1/responses", model: "gpt", body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"store":false,"input":"Name three primes."}`, m, stream)
+	}},
+	{name: "responses-on-claude", path: "/v1/responses", model: "claude", body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"store":false,"max_output_tokens":64,"input":"Name three primes."}`, m, stream)
+	}},
+}
+
+func (d *cacheDoor) do(t *testing.T, s *gatewaytest.Server, key string, stream bool, header ...string) *gatewaytest.Response {
+	t.Helper()
+	h := append([]string{"Authorization", "Bearer " + key}, d.header...)
+	r := s.Do(t, "POST", d.path, d.body(d.model, stream), append(h, header...)...)
+	if r.Status != 200 {
+		t.Fatalf("%s: %d %s", d.path, r.Status, r.Body)
+	}
+	return r
+}
+
+// ids and times a hit makes anew; the rest of a hit's body is the miss's.
+var fresh = regexp.MustCompile(`"(id|created|created_at|completed_at|response_id|item_id|call_id|tool_call_id|tool_use_id)":\s*("[^"]*"|\d+)|(msg|resp|chatcmpl|cmpl|call|toolu|fc|rs)_[A-Za-z0-9_-]+`)
+
+func withoutFresh(body []byte) string { return fresh.ReplaceAllString(string(body), "«fresh»") }
+
+// flush waits until the instance's cache writes are done.
+func flush(t *testing.T, s *gatewaytest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Gateway.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCacheMissThenHitOnTheOtherInstance(t *testing.T) {
+	for _, d := range cacheDoors {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", d.name, stream), func(t *testing.T) {
+				t.Parallel()
+				u := newCacheUpstreams(t)
+				gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{})
+				miss := d.do(t, gw[0], cacheKeyA, stream)
+				if got := miss.Header.Get(gateway.HeaderCache); got != "miss" {
+					t.Fatalf("first request: %s %q, want miss", gateway.HeaderCache, got)
+				}
+				flush(t, gw[0])
+				before := u.calls()
+				hit := d.do(t, gw[1], cacheKeyA, stream)
+				if got := hit.Header.Get(gateway.HeaderCache); got != "hit" {
+					t.Fatalf("second request on the other instance: %s %q, want hit; body %s", gateway.HeaderCache, got, hit.Body)
+				}
+				if u.calls() != before {
+					t.Errorf("the hit reached the upstream")
+				}
+				if got, want := withoutFresh(hit.Body), withoutFresh(miss.Body); got != want {
+					t.Errorf("the hit's body differs from the miss's\n hit: %s\nmiss: %s", got, want)
+				}
+				if string(hit.Body) == string(miss.Body) {
+					t.Errorf("the hit repeats the miss's ids: %s", hit.Body)
+				}
+			})
+		}
+	}
+}
+
+// A stream's recording answers a request made whole, and a whole answer one streamed, where
+// the gateway's own fields hold the answer (every route here but the Responses door's
+// OpenAI one, whose items only its own events carry).
+func TestCacheServesTheOtherForm(t *testing.T) {
+	for _, d := range cacheDoors {
+		for _, first := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/first-stream=%v", d.name, first), func(t *testing.T) {
+				t.Parallel()
+				u := newCacheUpstreams(t)
+				gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{})
+				miss := d.do(t, gw[0], cacheKeyA, first)
+				flush(t, gw[0])
+				want := "hit"
+				if d.name == "responses" {
+					want = "miss"
+				}
+				other := d.do(t, gw[1], cacheKeyA, !first)
+				if got := other.Header.Get(gateway.HeaderCache); got != want {
+					t.Fatalf("%s %q, want %s; body %s", gateway.HeaderCache, got, want, other.Body)
+				}
+				if got, want := answerText(t, !first, other.Body), answerText(t, first, miss.Body); got != want || got == "" {
+					t.Errorf("the answer says %q, the miss said %q", got, want)
+				}
+			})
+		}
+	}
+}
+
+// answerText is the text of an answer in a door's shape, whole or streamed.
+func answerText(t *testing.T, stream bool, body []byte) string {
+	t.Helper()
+	if !stream {
+		var v struct {
+			Choices []struct {
+				Text    string `json:"text"`
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+			} `json:"choices"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Output []struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		var b strings.Builder
+		for _, c := range v.Choices {
+			b.WriteString(c.Text + c.Message.Content)
+		}
+		for _, c := range v.Content {
+			b.WriteString(c.Text)
+		}
+		for _, o := range v.Output {
+			for _, c := range o.Content {
+				b.WriteString(c.Text)
+			}
+		}
+		return b.String()
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var v struct {
+			Choices []struct {
+				Text  string `json:"text"`
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+			Type  string `json:"type"`
+			Delta json.RawMessage
+		}
+		if json.Unmarshal([]byte(data), &v) != nil {
+			continue
+		}
+		for _, c := range v.Choices {
+			b.WriteString(c.Text + c.Delta.Content)
+		}
+		switch v.Type {
+		case "response.output_text.delta":
+			var s string
+			_ = json.Unmarshal(v.Delta, &s)
+			b.WriteString(s)
+		case "content_block_delta":
+			var cd struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(v.Delta, &cd)
+			b.WriteString(cd.Text)
+		}
+	}
+	return b.String()
+}
