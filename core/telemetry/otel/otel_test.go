@@ -42,6 +42,12 @@ type served struct {
 // serve builds a gateway of yamlConfig traced by the telemetry its config asks for.
 func serve(t *testing.T, yamlConfig string) *served {
 	t.Helper()
+	return serveWith(t, yamlConfig, gateway.Options{})
+}
+
+// serveWith is serve with more of the gateway's options.
+func serveWith(t *testing.T, yamlConfig string, opt gateway.Options) *served {
+	t.Helper()
 	cfg := gatewaytest.Config(t, yamlConfig, config.Options{Getenv: noEnv})
 	tel, err := otel.New(context.Background(), cfg, otel.Options{Getenv: noEnv})
 	if err != nil {
@@ -56,8 +62,9 @@ func serve(t *testing.T, yamlConfig string) *served {
 	mock.Register(reg)
 	openaicompat.Register(reg)
 	anthropic.Register(reg)
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Tracer: tel.Tracer(),
-		Logger: telemetry.NewLogger(logs, telemetry.FormatCloudWatch, cfg.Secrets)})
+	opt.Registry, opt.Tracer = reg, tel.Tracer()
+	opt.Logger = telemetry.NewLogger(logs, telemetry.FormatCloudWatch, cfg.Secrets)
+	srv := gatewaytest.Serve(t, cfg, opt)
 	return &served{Server: srv, tel: tel, logs: logs}
 }
 

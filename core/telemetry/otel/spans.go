@@ -60,7 +60,22 @@ const (
 	keyOverhead       = attribute.Key("fngate.overhead")
 	keyUpstreamStatus = attribute.Key("fngate.upstream.status_code")
 	keyTransport      = attribute.Key("fngate.transport") // websocket: a response.create of the Responses API's WebSocket mode
+	keyCache          = attribute.Key("fngate.cache")     // the response cache's result: hit, miss, bypass
+	// A hit's saved tokens: what the cached answer had used, which serving it again did not.
+	keySavedInput  = attribute.Key("fngate.cache.saved.input_tokens")
+	keySavedOutput = attribute.Key("fngate.cache.saved.output_tokens")
 )
+
+// appendSaved appends a cache hit's saved tokens.
+func appendSaved(attrs []attribute.KeyValue, u *llm.Usage) []attribute.KeyValue {
+	if u.InputTokens != nil {
+		attrs = append(attrs, keySavedInput.Int(*u.InputTokens))
+	}
+	if u.OutputTokens != nil {
+		attrs = append(attrs, keySavedOutput.Int(*u.OutputTokens))
+	}
+	return attrs
+}
 
 // Request begins the SERVER span of an inbound request, a child of the client's span when
 // its traceparent names one.
@@ -204,6 +219,10 @@ func (q *request) End(rec *record.Request) {
 	if rec.Transport != "" {
 		attrs = append(attrs, keyTransport.String(rec.Transport))
 	}
+	if rec.Cache != "" {
+		attrs = append(attrs, keyCache.String(rec.Cache))
+		attrs = appendSaved(attrs, &rec.Saved)
+	}
 	if rec.TTFT > 0 {
 		attrs = append(attrs, keyFirstChunk.Float64(rec.TTFT.Seconds()))
 	}
@@ -283,6 +302,7 @@ func (a *attempt) End(rec *record.Attempt) {
 		attrs = append(attrs, keyFirstChunk.Float64(rec.TTFT.Seconds()))
 	}
 	attrs = appendUsage(attrs, &rec.Usage)
+	attrs = appendSaved(attrs, &rec.Saved)
 	if rec.CostUSD != nil {
 		attrs = append(attrs, keyCost.Float64(*rec.CostUSD))
 	}
@@ -299,7 +319,7 @@ func (a *attempt) End(rec *record.Attempt) {
 	if a.content != nil {
 		out := a.content.attribute(rec.Stop)
 		attrs = append(attrs, out)
-		if rec.Outcome == record.OutcomeOK {
+		if rec.Outcome == record.OutcomeOK || rec.Outcome == record.OutcomeCacheHit {
 			a.q.output = out
 		}
 	}

@@ -1,0 +1,330 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fngate/fngate/core/counters"
+	"github.com/fngate/fngate/core/gateway"
+	"github.com/fngate/fngate/core/responsecache"
+	"github.com/fngate/fngate/core/responsestore"
+	"github.com/fngate/fngate/internal/gatewaytest"
+	"github.com/fngate/fngate/internal/openaifake"
+)
+
+var chatDoor = &cacheDoors[0]
+
+// cacheResult is the x-fngate-cache a request gets.
+func cacheResult(r *gatewaytest.Response) string { return r.Header.Get(gateway.HeaderCache) }
+
+// TestCacheControl: no-cache answers fresh and caches the answer anew; no-store neither reads
+// nor writes; a model that caches nothing says nothing.
+func TestCacheControl(t *testing.T) {
+	u := newCacheUpstreams(t)
+	gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{})
+	chatDoor.do(t, gw[0], cacheKeyA, false)
+	flush(t, gw[0])
+	steps := []struct {
+		header []string
+		want   string
+		calls  int // upstream calls it makes
+	}{
+		{nil, "hit", 0},
+		{[]string{"Cache-Control", "no-cache"}, "miss", 1},
+		{[]string{"Cache-Control", "max-age=0, No-Store"}, "bypass", 1},
+		{nil, "hit", 0},
+	}
+	for i, s := range steps {
+		before := u.calls()
+		r := chatDoor.do(t, gw[1], cacheKeyA, false, s.header...)
+		flush(t, gw[1])
+		if got := cacheResult(r); got != s.want || u.calls()-before != s.calls {
+			t.Errorf("step %d (%v): %q with %d upstream calls, want %q with %d", i, s.header, got, u.calls()-before, s.want, s.calls)
+		}
+	}
+	r := gw[0].Chat(t, `{"model":"uncached","messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer "+cacheKeyA)
+	if got := cacheResult(r); got != "" {
+		t.Errorf("a model without cache: %s %q", gateway.HeaderCache, got)
+	}
+}
+
+// TestCacheExpiry: an entry is served until its TTL has passed on the store's clock, then the
+// request is a miss, although the store still holds it (the cloud stores' TTL is late).
+func TestCacheExpiry(t *testing.T) {
+	u := newCacheUpstreams(t)
+	clock := &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	store := responsecache.NewMemory()
+	store.Now = clock.now
+	gw := cacheInstances(t, cacheConfig(u, ""), store, gateway.Options{Now: clock.now})
+	chatDoor.do(t, gw[0], cacheKeyA, true)
+	flush(t, gw[0])
+	for _, step := range []struct {
+		after time.Duration
+		want  string
+	}{{59 * time.Minute, "hit"}, {61 * time.Minute, "miss"}} {
+		clock.set(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC).Add(step.after))
+		if got := cacheResult(chatDoor.do(t, gw[1], cacheKeyA, true)); got != step.want {
+			t.Errorf("%v after the miss: %q, want %q", step.after, got, step.want)
+		}
+	}
+}
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
+// TestCacheScopes: under scope key no key sees another's entry; team shares within a team
+// (a key without one keeps its own); global shares with every key.
+func TestCacheScopes(t *testing.T) {
+	for _, tc := range []struct {
+		scope string
+		b, c  string // what keys b (a's team) and c (no team) get after a's miss
+	}{
+		{"", "miss", "miss"},
+		{", scope: key", "miss", "miss"},
+		{", scope: team", "hit", "miss"},
+		{", scope: global", "hit", "hit"},
+	} {
+		t.Run(strings.TrimPrefix(tc.scope, ", scope: "), func(t *testing.T) {
+			t.Parallel()
+			u := newCacheUpstreams(t)
+			gw := cacheInstances(t, cacheConfig(u, tc.scope), responsecache.NewMemory(), gateway.Options{})
+			chatDoor.do(t, gw[0], cacheKeyA, false)
+			flush(t, gw[0])
+			// c first: its miss, if any, must not become b's hit.
+			gotC := cacheResult(chatDoor.do(t, gw[1], cacheKeyC, false, "Cache-Control", "no-store"))
+			if tc.c == "miss" && gotC != "bypass" || tc.c == "hit" && gotC != "bypass" {
+				t.Fatalf("c with no-store: %q", gotC)
+			}
+			if got := cacheResult(chatDoor.do(t, gw[1], cacheKeyB, false)); got != tc.b {
+				t.Errorf("key b: %q, want %q", got, tc.b)
+			}
+			if got := cacheResult(chatDoor.do(t, gw[1], cacheKeyC, false)); got != tc.c {
+				t.Errorf("key c: %q, want %q", got, tc.c)
+			}
+		})
+	}
+}
+
+// TestCacheSkipsWhatItMustNot: an answer larger than the store holds, a stream cut short, an
+// answer cut by max_tokens and a failed one are never cached; a Responses request that
+// continues a stored one is served past the cache.
+func TestCacheSkipsWhatItMustNot(t *testing.T) {
+	big := strings.Repeat("prime numbers! ", responsecache.MaxEntryBytes/15+1)
+	for _, tc := range []struct {
+		name   string
+		reply  openaifake.Reply
+		stream bool
+		skip   string // the cache_skipped reason logged, if one is
+	}{
+		{name: "too large", reply: openaifake.Reply{Text: big}, skip: "too_large"},
+		{name: "cut stream", reply: openaifake.Reply{Text: "two three five seven", CutAfter: 2}, stream: true},
+		{name: "max tokens", reply: openaifake.Reply{Text: "two three", FinishReason: "length"}},
+		{name: "max tokens stream", reply: openaifake.Reply{Text: "two three", FinishReason: "length"}, stream: true},
+		{name: "error event", reply: openaifake.Reply{Text: "two three five", ErrorEventAfter: 2}, stream: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			u := newCacheUpstreams(t)
+			u.oa.Script = nil
+			u.oa.Default = tc.reply
+			logs := &gatewaytest.LogBuffer{}
+			gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{Logger: logs.Logger()})
+			gw[0].Do(t, "POST", chatDoor.path, chatDoor.body("gpt", tc.stream), "Authorization", "Bearer "+cacheKeyA)
+			flush(t, gw[0])
+			before := u.calls()
+			r := gw[1].Do(t, "POST", chatDoor.path, chatDoor.body("gpt", tc.stream), "Authorization", "Bearer "+cacheKeyA)
+			if got := cacheResult(r); got != "miss" || u.calls() != before+1 {
+				t.Errorf("the second request: %q with %d upstream calls, want a miss", got, u.calls()-before)
+			}
+			skipped := logs.Lines(t, "cache_skipped")
+			switch {
+			case tc.skip == "" && len(skipped) > 0:
+				t.Errorf("cache_skipped logged: %v", skipped)
+			case tc.skip != "" && (len(skipped) == 0 || skipped[0]["reason"] != tc.skip):
+				t.Errorf("cache_skipped lines %v, want reason %s", skipped, tc.skip)
+			}
+		})
+	}
+	t.Run("previous_response_id", func(t *testing.T) {
+		u := newCacheUpstreams(t)
+		gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{ResponseStore: responsestore.NewMemory()})
+		first := gw[0].Do(t, "POST", "/v1/responses", `{"model":"gpt","input":"Name three primes."}`, "Authorization", "Bearer "+cacheKeyA)
+		id, _ := first.JSON(t)["id"].(string)
+		body := fmt.Sprintf(`{"model":"gpt","previous_response_id":%q,"input":"And two more."}`, id)
+		for i := range 2 {
+			r := gw[0].Do(t, "POST", "/v1/responses", body, "Authorization", "Bearer "+cacheKeyA)
+			flush(t, gw[0])
+			if got := cacheResult(r); r.Status != 200 || got != "bypass" {
+				t.Errorf("continued request %d: %d %q, want 200 bypass", i, r.Status, got)
+			}
+		}
+	})
+}
+
+// TestCacheHitIsStoredAsANewResponse: a hit on a store: true Responses request is a response
+// of its own, which previous_response_id continues and GET finds.
+func TestCacheHitIsStoredAsANewResponse(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			u := newCacheUpstreams(t)
+			store := responsestore.NewMemory()
+			gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{ResponseStore: store})
+			body := fmt.Sprintf(`{"model":"claude","stream":%v,"max_output_tokens":64,"input":"Name three primes."}`, stream)
+			auth := []string{"Authorization", "Bearer " + cacheKeyA}
+			gw[0].Do(t, "POST", "/v1/responses", body, auth...)
+			flush(t, gw[0])
+			hit := gw[1].Do(t, "POST", "/v1/responses", body, auth...)
+			if cacheResult(hit) != "hit" {
+				t.Fatalf("%q, want a hit", cacheResult(hit))
+			}
+			id := responseID(t, hit.Body)
+			got := gw[0].Do(t, "GET", "/v1/responses/"+id, "", auth...)
+			if got.Status != 200 || !strings.Contains(string(got.Body), `"store":true`) {
+				t.Errorf("GET the hit's response %s: %d %s", id, got.Status, got.Body)
+			}
+			next := gw[0].Do(t, "POST", "/v1/responses", fmt.Sprintf(`{"model":"claude","max_output_tokens":64,"previous_response_id":%q,"input":"More."}`, id), auth...)
+			if next.Status != 200 {
+				t.Errorf("continuing the hit's response: %d %s", next.Status, next.Body)
+			}
+		})
+	}
+}
+
+// responseID is the id of a Responses answer, whole or streamed.
+func responseID(t *testing.T, body []byte) string {
+	t.Helper()
+	s := string(body)
+	i := strings.Index(s, `"id":"resp_`)
+	if i < 0 {
+		t.Fatalf("no response id in %s", body)
+	}
+	s = s[i+len(`"id":"`):]
+	return s[:strings.IndexByte(s, '"')]
+}
+
+// TestCacheHitCostsNothing: a hit is counted against the rate limit's requests, logged as
+// outcome cache_hit with the tokens it saved, and charges no budget; a key already past its
+// budget is refused before the cache.
+func TestCacheHitCostsNothing(t *testing.T) {
+	u := newCacheUpstreams(t)
+	counts := counters.NewMemory()
+	logs := &gatewaytest.LogBuffer{}
+	yaml := strings.Replace(cacheConfig(u, ""), "{name: a, value: "+cacheKeyA+", team: red}",
+		"{name: a, value: "+cacheKeyA+", team: red, rate: {requests_per_minute: 100}, budget: {usd_per_day: 1}}", 1)
+	yaml = strings.Replace(yaml, "gpt: {cache:", "gpt: {price: {input_per_mtok: 1000, output_per_mtok: 1000}, max_output_tokens: 64, cache:", 1)
+	gw := cacheInstances(t, yaml, responsecache.NewMemory(), gateway.Options{Counters: counts, Logger: logs.Logger()})
+	spend := func() int64 {
+		c, err := counts.Read(context.Background(), "a", counters.At(time.Now()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Value("", counters.SpendDay)
+	}
+	requests := func() int64 {
+		c, _ := counts.Read(context.Background(), "a", counters.At(time.Now()))
+		return c.Value("", counters.Requests)
+	}
+	priced := &cacheDoor{path: chatDoor.path, model: "gpt", body: func(m string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"max_completion_tokens":64,"messages":[{"role":"user","content":"Name three primes."}]}`, m, stream)
+	}}
+	priced.do(t, gw[0], cacheKeyA, false)
+	flush(t, gw[0])
+	afterMiss := spend()
+	if afterMiss <= 0 {
+		t.Fatalf("the miss charged %d nano-USD", afterMiss)
+	}
+	for _, stream := range []bool{false, true} {
+		if r := priced.do(t, gw[1], cacheKeyA, stream); cacheResult(r) != "hit" {
+			t.Fatalf("%q, want a hit", cacheResult(r))
+		}
+	}
+	if got := spend(); got != afterMiss {
+		t.Errorf("two hits moved the day's spend from %d to %d nano-USD", afterMiss, got)
+	}
+	if got := requests(); got != 3 {
+		t.Errorf("requests counted %d, want 3 (hits count against the rate limit)", got)
+	}
+	attempts := logs.Lines(t, "attempt")
+	var hits int
+	for _, a := range attempts {
+		if a["outcome"] != "cache_hit" {
+			continue
+		}
+		hits++
+		saved, _ := a["saved"].(map[string]any)
+		if saved["prompt_tokens"] == nil || saved["completion_tokens"] == nil || a["cost_usd"] != nil {
+			t.Errorf("a hit's attempt line: %v", a)
+		}
+	}
+	if hits != 2 {
+		t.Errorf("%d attempt lines with outcome cache_hit, want 2", hits)
+	}
+	for _, r := range logs.Lines(t, "request") {
+		if r["cache"] == "hit" && (r["cost_usd"] != nil || r["saved"] == nil) {
+			t.Errorf("a hit's request line: %v", r)
+		}
+	}
+	// Past the budget, the cache does not serve either.
+	if err := counts.Add(context.Background(), "a", counters.At(time.Now()), []counters.Amount{{Counter: counters.Counter{Kind: counters.SpendDay}, N: 2e9}}); err != nil {
+		t.Fatal(err)
+	}
+	r := gw[1].Chat(t, priced.body("gpt", false), "Authorization", "Bearer "+cacheKeyA)
+	if r.Status != 429 || cacheResult(r) != "" {
+		t.Errorf("a key past its budget: %d %q %s", r.Status, cacheResult(r), r.Body)
+	}
+}
+
+// failingCache is a store that cannot be reached.
+type failingCache struct{}
+
+var errCacheDown = errors.New("the cache store is down")
+
+func (f *failingCache) Get(context.Context, string) (*responsecache.Entry, error) {
+	return nil, errCacheDown
+}
+
+func (f *failingCache) Put(context.Context, *responsecache.Entry) error { return errCacheDown }
+
+// TestCacheStoreDown: requests are served as misses, each failed call logged.
+func TestCacheStoreDown(t *testing.T) {
+	u := newCacheUpstreams(t)
+	logs := &gatewaytest.LogBuffer{}
+	gw := cacheInstances(t, cacheConfig(u, ""), &failingCache{}, gateway.Options{Logger: logs.Logger(), Metrics: io.Discard})
+	for _, stream := range []bool{false, true} {
+		r := chatDoor.do(t, gw[0], cacheKeyA, stream)
+		flush(t, gw[0])
+		if got := cacheResult(r); got != "miss" {
+			t.Errorf("stream=%v: %q, want miss", stream, got)
+		}
+	}
+	ops := map[any]int{}
+	for _, l := range logs.Lines(t, "cache_error") {
+		ops[l["op"]]++
+		if !strings.Contains(fmt.Sprint(l["error"]), errCacheDown.Error()) {
+			t.Errorf("cache_error line: %v", l)
+		}
+	}
+	if ops["read"] != 2 || ops["write"] != 2 {
+		t.Errorf("cache_error lines by op: %v, want 2 reads and 2 writes", ops)
+	}
+}
