@@ -62,16 +62,17 @@ type Store interface {
 	Put(ctx context.Context, e *Entry) error
 }
 
-// maxMemoryEntries bounds the memory store: past it, a Put first drops the expired entries,
-// then those nearest their expiry.
+// maxMemoryEntries bounds the memory store: past it, a Put drops one entry first, after
+// the expired ones when it last swept more than a minute ago.
 const maxMemoryEntries = 4096
 
 // Memory is a Store in the process's memory, for make run and tests. Now is its clock.
 type Memory struct {
 	Now func() time.Time
 
-	mu sync.Mutex
-	m  map[string]*Entry
+	mu        sync.Mutex
+	m         map[string]*Entry
+	lastSweep time.Time
 }
 
 // NewMemory returns an empty memory store.
@@ -104,22 +105,23 @@ func (s *Memory) Put(_ context.Context, e *Entry) error {
 	return nil
 }
 
-// evict makes room for one entry: the expired ones go, and if none had, the one nearest its
-// expiry.
+// evict makes room for one entry: the expired ones go, at most once a minute, and if none
+// had expired, an arbitrary one (Go's map order), so that a Put never scans the store twice.
 func (s *Memory) evict() {
 	now := s.Now()
-	var soonest string
-	for k, e := range s.m {
-		if !now.Before(e.Expires) {
-			delete(s.m, k)
-			continue
-		}
-		if soonest == "" || e.Expires.Before(s.m[soonest].Expires) {
-			soonest = k
+	if now.Sub(s.lastSweep) > time.Minute {
+		s.lastSweep = now
+		for k, e := range s.m {
+			if !now.Before(e.Expires) {
+				delete(s.m, k)
+			}
 		}
 	}
-	if len(s.m) >= maxMemoryEntries {
-		delete(s.m, soonest)
+	for k := range s.m {
+		if len(s.m) < maxMemoryEntries {
+			return
+		}
+		delete(s.m, k)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fngate/fngate/scripts/internal/proc"
@@ -104,6 +105,7 @@ func msf(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f
 // streams, its time to the first content chunk.
 func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stream bool) result {
 	payload := t.wire.body(t.model, stream)
+	unique := strings.Contains(payload, requestMarker)
 	cpu0 := cpuTime(t.pid)
 	start := time.Now()
 	deadline := start.Add(dur)
@@ -117,7 +119,11 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 			var lat, ttft []time.Duration
 			errs := 0
 			for time.Now().Before(deadline) {
-				l, f, err := oneRequest(client, t.url(), t.key, payload, stream, t.wire.done)
+				p := payload
+				if unique {
+					p = strings.Replace(payload, requestMarker, strconv.FormatInt(requestSeq.Add(1), 10), 1)
+				}
+				l, f, err := oneRequest(client, t.url(), t.key, p, stream, t.wire.done)
 				if err != nil {
 					errs++
 					continue
@@ -141,6 +147,12 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 }
 
 var tokMarker = []byte("tok")
+
+// requestMarker in a wire's body is replaced by a number no other request of the run has, so
+// that each request is a new one (a response cache's miss).
+const requestMarker = "{request}"
+
+var requestSeq atomic.Int64
 
 func oneRequest(client *http.Client, url, key, payload string, stream bool, doneLine []byte) (time.Duration, time.Duration, error) {
 	t0 := time.Now()
@@ -615,6 +627,9 @@ func run(opt options) error {
 		return err
 	}
 	if err := b.keys(tmp, gwBin, upAddr); err != nil {
+		return err
+	}
+	if err := b.cache(tmp, gwBin, upAddr, holdAddr); err != nil {
 		return err
 	}
 

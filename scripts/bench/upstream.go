@@ -82,7 +82,7 @@ func init() {
 }
 
 // serveUpstream runs the fake until killed. Streams are written chunk by chunk with a flush
-// each, as real providers do; with -hold it pauses between chunks to keep streams open.
+// each, as real providers do; with -hold it pauses between chunks to keep streams open, and before a whole answer.
 func serveUpstream(addr string, hold time.Duration) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
@@ -138,6 +138,9 @@ func answer(w http.ResponseWriter, r *http.Request, body, sse []byte, hold time.
 	if bytes.Contains(req, []byte(`"stream":true`)) {
 		writeSSE(w, sse, hold)
 		return
+	}
+	if hold > 0 {
+		time.Sleep(hold) // a model's think time, before a whole answer
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
