@@ -23,6 +23,7 @@ package responsecache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -66,7 +67,8 @@ type Store interface {
 // then those nearest their expiry.
 const maxMemoryEntries = 4096
 
-// Memory is a Store in the process's memory, for make run and tests. Now is its clock.
+// Memory is a Store in the process's memory, for make run and tests. Now is its clock. Its
+// calls take no time of their own, but honour a cancelled context as the other stores do.
 type Memory struct {
 	Now func() time.Time
 
@@ -77,7 +79,13 @@ type Memory struct {
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory { return &Memory{Now: time.Now, m: map[string]*Entry{}} }
 
-func (s *Memory) Get(_ context.Context, key string) (*Entry, error) {
+func (s *Memory) Get(ctx context.Context, key string) (*Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("responsecache: get: %w", err)
+	}
+	if !ValidKey(key) {
+		return nil, ErrNotFound // Put refuses such keys: none is stored
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.m[key]
@@ -89,9 +97,15 @@ func (s *Memory) Get(_ context.Context, key string) (*Entry, error) {
 	return &c, nil
 }
 
-func (s *Memory) Put(_ context.Context, e *Entry) error {
+func (s *Memory) Put(ctx context.Context, e *Entry) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("responsecache: put: %w", err)
+	}
+	if !ValidKey(e.Key) {
+		return fmt.Errorf("responsecache: put: %.40q is not an entry key", e.Key)
+	}
 	if len(e.Body) > MaxEntryBytes {
-		return ErrTooLarge
+		return fmt.Errorf("%w: a body of %d bytes, over the %d the store keeps", ErrTooLarge, len(e.Body), MaxEntryBytes)
 	}
 	c := *e
 	c.Body = append([]byte(nil), e.Body...)
