@@ -10,13 +10,15 @@
 //	file.go             one file per entry under a directory (make run across restarts)
 //	dynamostore/        a DynamoDB table (the Lambda function)
 //	firestorestore/     a Firestore collection (Cloud Functions)
+//	internal/pack       how the cloud stores fit a body in one item: as it is, or compressed
 //	internal/storetest  the conformance suite every store passes
 //
 // Expiry is checked on every read against the store's clock: the cloud stores' TTL deletes
 // an entry up to days late, and their emulators never do. An entry is one item (DynamoDB
-// 400 KB, Firestore 1 MiB, the memory and file stores MaxEntryBytes): a body that does not
-// fit is compressed, and one that does not fit compressed is refused with ErrTooLarge, which
-// the gateway takes as "not cached". A cache is an optimisation, so a store that fails says
+// 400 KB, Firestore 1 MiB, the memory and file stores MaxEntryBytes): a cloud store
+// compresses a body that does not fit as it is, and a body that does not fit compressed
+// either is refused with ErrTooLarge, which the gateway takes as "not cached". Keys are
+// Identity.Key's; a store refuses to Put any other (ValidKey). A cache is an optimisation, so a store that fails says
 // so with an error and the gateway serves the request as a miss.
 package responsecache
 
