@@ -10,19 +10,22 @@
 //	file.go             one file per entry under a directory (make run across restarts)
 //	dynamostore/        a DynamoDB table (the Lambda function)
 //	firestorestore/     a Firestore collection (Cloud Functions)
+//	internal/pack       how the cloud stores fit a body in one item: as it is, or compressed
 //	internal/storetest  the conformance suite every store passes
 //
 // Expiry is checked on every read against the store's clock: the cloud stores' TTL deletes
 // an entry up to days late, and their emulators never do. An entry is one item (DynamoDB
-// 400 KB, Firestore 1 MiB, the memory and file stores MaxEntryBytes): a body that does not
-// fit is compressed, and one that does not fit compressed is refused with ErrTooLarge, which
-// the gateway takes as "not cached". A cache is an optimisation, so a store that fails says
+// 400 KB, Firestore 1 MiB, the memory and file stores MaxEntryBytes): a cloud store
+// compresses a body that does not fit as it is, and a body that does not fit compressed
+// either is refused with ErrTooLarge, which the gateway takes as "not cached". Keys are
+// Identity.Key's; a store refuses to Put any other (ValidKey). A cache is an optimisation, so a store that fails says
 // so with an error and the gateway serves the request as a miss.
 package responsecache
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -66,7 +69,8 @@ type Store interface {
 // the expired ones when it last swept more than a minute ago.
 const maxMemoryEntries = 4096
 
-// Memory is a Store in the process's memory, for make run and tests. Now is its clock.
+// Memory is a Store in the process's memory, for make run and tests. Now is its clock. Its
+// calls take no time of their own, but honour a cancelled context as the other stores do.
 type Memory struct {
 	Now func() time.Time
 
@@ -78,7 +82,13 @@ type Memory struct {
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory { return &Memory{Now: time.Now, m: map[string]*Entry{}} }
 
-func (s *Memory) Get(_ context.Context, key string) (*Entry, error) {
+func (s *Memory) Get(ctx context.Context, key string) (*Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("responsecache: get: %w", err)
+	}
+	if !ValidKey(key) {
+		return nil, ErrNotFound // Put refuses such keys: none is stored
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.m[key]
@@ -90,9 +100,15 @@ func (s *Memory) Get(_ context.Context, key string) (*Entry, error) {
 	return &c, nil
 }
 
-func (s *Memory) Put(_ context.Context, e *Entry) error {
+func (s *Memory) Put(ctx context.Context, e *Entry) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("responsecache: put: %w", err)
+	}
+	if !ValidKey(e.Key) {
+		return fmt.Errorf("responsecache: put: %.40q is not an entry key", e.Key)
+	}
 	if len(e.Body) > MaxEntryBytes {
-		return ErrTooLarge
+		return fmt.Errorf("%w: a body of %d bytes, over the %d the store keeps", ErrTooLarge, len(e.Body), MaxEntryBytes)
 	}
 	c := *e
 	c.Body = append([]byte(nil), e.Body...)

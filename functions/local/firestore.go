@@ -9,6 +9,8 @@ import (
 	"github.com/fngate/fngate/core/counters/firestorecounters"
 	"github.com/fngate/fngate/core/keystore"
 	keyfirestore "github.com/fngate/fngate/core/keystore/firestorestore"
+	"github.com/fngate/fngate/core/responsecache"
+	cachefirestore "github.com/fngate/fngate/core/responsecache/firestorestore"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/firestorestore"
 )
@@ -29,6 +31,15 @@ func openFirestoreResponses(ctx context.Context, r config.Responses) (responsest
 // openFirestoreKeys opens the Firestore key store and says where it is.
 func openFirestoreKeys(ctx context.Context, ks config.KeyStore) (keystore.Store, string, func() error, error) {
 	s, closeClient, err := keyfirestore.Open(ctx, ks)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return s, s.Where(), closeClient, nil
+}
+
+// openFirestoreCache opens the Firestore store of the response cache and says where it is.
+func openFirestoreCache(ctx context.Context, c config.ResponseCache) (responsecache.Store, string, func() error, error) {
+	s, closeClient, err := cachefirestore.Open(ctx, c)
 	if err != nil {
 		return nil, "", nil, err
 	}

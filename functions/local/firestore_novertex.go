@@ -9,6 +9,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/keystore"
+	"github.com/fngate/fngate/core/responsecache"
 	"github.com/fngate/fngate/core/responsestore"
 )
 
@@ -25,6 +26,10 @@ func openFirestoreResponses(context.Context, config.Responses) (responsestore.St
 
 func openFirestoreKeys(context.Context, config.KeyStore) (keystore.Store, string, func() error, error) {
 	return nil, "", nil, leftOut("key_store.store")
+}
+
+func openFirestoreCache(context.Context, config.ResponseCache) (responsecache.Store, string, func() error, error) {
+	return nil, "", nil, leftOut("response_cache.store")
 }
 
 func leftOut(field string) error {

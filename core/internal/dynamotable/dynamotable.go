@@ -1,5 +1,7 @@
 // Package dynamotable creates the DynamoDB tables of fngate's stores (route state, counters,
-// stored responses) for local development and tests; the IaC owns real tables.
+// stored responses, the response cache) for local development and tests, where the IaC
+// owns real tables, and holds what those stores share about items: their size as DynamoDB
+// counts it and the layout of their times (itemsize.go).
 package dynamotable
 
 import (

@@ -42,6 +42,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/internal/firestoredoc"
 	"github.com/fngate/fngate/core/keystore"
 )
 
@@ -88,14 +89,7 @@ func Open(ctx context.Context, ks config.KeyStore) (*Store, func() error, error)
 }
 
 // Where names the store's collection and database, for a start-up log line.
-func (s *Store) Where() string {
-	// A collection's path is projects/{project}/databases/{database}/documents/{collection}.
-	database := "?"
-	if parts := strings.Split(s.keys.Path, "/"); len(parts) > 3 {
-		database = parts[3]
-	}
-	return fmt.Sprintf("collection %s of database %s", s.keys.ID, database)
-}
+func (s *Store) Where() string { return firestoredoc.Where(s.keys) }
 
 type keyDoc struct {
 	Doc     string `firestore:"doc"`

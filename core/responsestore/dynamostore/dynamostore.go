@@ -56,9 +56,8 @@ const (
 
 // Limits and defaults.
 const (
-	// MaxItemBytes is the largest item the store writes: DynamoDB's 400 KB taken as 400,000
-	// bytes, below both DynamoDB's own limit (409,600) and moto's (405,000).
-	MaxItemBytes = 400_000
+	// MaxItemBytes is the largest item the store writes (see dynamotable.MaxItemBytes).
+	MaxItemBytes = dynamotable.MaxItemBytes
 	// partBytes is the body a part carries: an item's limit less its key and the names.
 	partBytes = MaxItemBytes - 4096
 	// MaxBodyBytes is the largest compressed body stored.
@@ -68,9 +67,6 @@ const (
 	// maxKeyBytes is DynamoDB's limit on a partition key, less what a part key adds.
 	maxKeyBytes = 2048 - 64
 )
-
-// timeLayout has a fixed width, so stored times compare as strings in a condition.
-const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // API is the part of the DynamoDB client the store calls; *dynamodb.Client has it.
 type API interface {
@@ -167,22 +163,22 @@ func (s *Store) items(st *responsestore.Stored) ([]item, error) {
 		KeyPartition: str(pk),
 		"owner":      str(st.Owner),
 		"id":         str(st.ID),
-		"created":    str(st.Created.UTC().Format(timeLayout)),
-		"expires":    str(st.Expires.UTC().Format(timeLayout)),
+		"created":    str(st.Created.UTC().Format(dynamotable.TimeLayout)),
+		"expires":    str(st.Expires.UTC().Format(dynamotable.TimeLayout)),
 		AttrTTL:      ttl,
 		"body":       &types.AttributeValueMemberB{Value: body},
 	}
 	if st.Model != "" {
 		head["model"] = str(st.Model)
 	}
-	if itemSize(head) <= MaxItemBytes {
+	if dynamotable.ItemSize(head) <= MaxItemBytes {
 		return []item{head}, nil
 	}
 	delete(head, "body")
 	gen := record.Generation()
 	chunks := record.Split(body, partBytes)
 	head["gen"], head["parts"] = str(gen), num(int64(len(chunks)))
-	if len(body) > s.maxBody || itemSize(head) > MaxItemBytes {
+	if len(body) > s.maxBody || dynamotable.ItemSize(head) > MaxItemBytes {
 		return nil, fmt.Errorf("%w: %s is %d bytes compressed, over the %d the store keeps", responsestore.ErrTooLarge, st.ID, len(body), s.maxBody)
 	}
 	items := []item{head}
@@ -190,25 +186,6 @@ func (s *Store) items(st *responsestore.Stored) ([]item, error) {
 		items = append(items, item{KeyPartition: str(record.PartKey(pk, gen, i)), "body": &types.AttributeValueMemberB{Value: c}, AttrTTL: ttl})
 	}
 	return items, nil
-}
-
-// itemSize is an item's size as DynamoDB counts it against the limit: each attribute's
-// name and value in bytes. A number is counted as its digits plus one, at least what
-// DynamoDB counts (about one byte per two digits, plus one).
-func itemSize(it item) int {
-	n := 0
-	for name, v := range it {
-		n += len(name)
-		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
-			n += len(v.Value)
-		case *types.AttributeValueMemberB:
-			n += len(v.Value)
-		case *types.AttributeValueMemberN:
-			n += len(v.Value) + 1
-		}
-	}
-	return n
 }
 
 func (s *Store) Get(ctx context.Context, id, owner string) (*responsestore.Stored, error) {
@@ -283,7 +260,7 @@ func (s *Store) Delete(ctx context.Context, id, owner string) error {
 		Key:                       keyAt(pk),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND #expires > :now"),
 		ExpressionAttributeNames:  map[string]string{"#expires": "expires"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":now": str(s.now().UTC().Format(timeLayout))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": str(s.now().UTC().Format(dynamotable.TimeLayout))},
 		ReturnValues:              types.ReturnValueAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -329,10 +306,10 @@ func decode(it item) (*responsestore.Stored, head, error) {
 		return ""
 	}
 	st.ID, st.Owner, st.Model, h.gen = text("id"), text("owner"), text("model"), text("gen")
-	if st.Created, err = time.Parse(timeLayout, text("created")); err != nil {
+	if st.Created, err = time.Parse(dynamotable.TimeLayout, text("created")); err != nil {
 		return nil, h, fmt.Errorf("created: %w", err)
 	}
-	if st.Expires, err = time.Parse(timeLayout, text("expires")); err != nil {
+	if st.Expires, err = time.Parse(dynamotable.TimeLayout, text("expires")); err != nil {
 		return nil, h, fmt.Errorf("expires: %w", err)
 	}
 	if b, ok := it["body"].(*types.AttributeValueMemberB); ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/internal/dynamotable"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 	"github.com/fngate/fngate/core/responsestore/internal/storetest"
@@ -74,8 +75,8 @@ func TestItemAtTheLimitAndParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Model = strings.Repeat("m", MaxItemBytes-itemSize(items[0])-len("model"))
-	if items, err = s.items(st); err != nil || len(items) != 1 || itemSize(items[0]) != MaxItemBytes {
+	st.Model = strings.Repeat("m", MaxItemBytes-dynamotable.ItemSize(items[0])-len("model"))
+	if items, err = s.items(st); err != nil || len(items) != 1 || dynamotable.ItemSize(items[0]) != MaxItemBytes {
 		t.Fatalf("padded item: %d items, %v; want one of exactly %d bytes", len(items), err, MaxItemBytes)
 	}
 	if err := s.Put(ctx, st); err != nil {

@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/firestore"
@@ -39,6 +38,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/internal/firestoredoc"
 	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 )
@@ -46,9 +46,9 @@ import (
 // Limits and defaults.
 const (
 	// MaxDocumentBytes is Firestore's limit on a document's size.
-	MaxDocumentBytes = 1 << 20
-	// maxFieldBytes is Firestore's limit on one field's value (1 MiB - 89 bytes).
-	maxFieldBytes = 1<<20 - 89
+	MaxDocumentBytes = firestoredoc.MaxBytes
+	// maxFieldBytes is Firestore's limit on one field's value.
+	maxFieldBytes = firestoredoc.MaxFieldBytes
 	// partBytes is the body a part carries: a document's limit less its name and fields.
 	partBytes = MaxDocumentBytes - 8<<10
 	// MaxBodyBytes is the largest compressed body stored.
@@ -116,29 +116,19 @@ type part struct {
 	Expires time.Time `firestore:"expires"`
 }
 
-// docSize counts a document as Firestore does: its name (each path segment's bytes plus
-// one, plus 16), each field's name (bytes plus one) and value (a string's bytes plus one,
-// the bytes of a byte string, 8 for a timestamp or an integer), and 32.
-func docSize(collection, id string, fields map[string]int) int {
-	n := len(collection) + 1 + len(id) + 1 + 16 + 32
-	for name, value := range fields {
-		n += len(name) + 1 + value
-	}
-	return n
-}
-
 func (d *document) size(collection, id string) int {
-	f := map[string]int{"owner": len(d.Owner) + 1, "id": len(d.ID) + 1, "created": 8, "expires": 8}
+	f := map[string]int{"owner": firestoredoc.StringBytes(d.Owner), "id": firestoredoc.StringBytes(d.ID),
+		"created": firestoredoc.TimestampBytes, "expires": firestoredoc.TimestampBytes}
 	if d.Model != "" {
-		f["model"] = len(d.Model) + 1
+		f["model"] = firestoredoc.StringBytes(d.Model)
 	}
 	if d.Body != nil {
 		f["body"] = len(d.Body)
 	}
 	if d.Gen != "" {
-		f["gen"], f["parts"] = len(d.Gen)+1, 8
+		f["gen"], f["parts"] = firestoredoc.StringBytes(d.Gen), firestoredoc.IntegerBytes
 	}
-	return docSize(collection, id, f)
+	return firestoredoc.Size(collection, id, f)
 }
 
 func (s *Store) ref(id, owner string) (*firestore.DocumentRef, bool) {
@@ -201,7 +191,7 @@ func (s *Store) document(st *responsestore.Stored) (*document, []*part, *firesto
 	parts := make([]*part, len(chunks))
 	for i, c := range chunks {
 		parts[i] = &part{Body: c, Expires: st.Expires}
-		if n := docSize(s.col.ID, s.partRef(ref, d.Gen, i).ID, map[string]int{"body": len(c), "expires": 8}); n > MaxDocumentBytes {
+		if n := firestoredoc.Size(s.col.ID, s.partRef(ref, d.Gen, i).ID, map[string]int{"body": len(c), "expires": firestoredoc.TimestampBytes}); n > MaxDocumentBytes {
 			return nil, nil, nil, fmt.Errorf("firestorestore: put %s: a part of %d bytes; the collection name is too long", st.ID, n)
 		}
 	}
@@ -330,11 +320,4 @@ func Open(ctx context.Context, r config.Responses) (*Store, func() error, error)
 }
 
 // Where names the store's collection and database, for a start-up log line.
-func (s *Store) Where() string {
-	// A collection's path is projects/{project}/databases/{database}/documents/{collection}.
-	database := "?"
-	if parts := strings.Split(s.col.Path, "/"); len(parts) > 3 {
-		database = parts[3]
-	}
-	return fmt.Sprintf("collection %s of database %s", s.col.ID, database)
-}
+func (s *Store) Where() string { return firestoredoc.Where(s.col) }
