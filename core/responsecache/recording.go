@@ -1,8 +1,8 @@
 package responsecache
 
 import (
-	"encoding/json"
 	"errors"
+	"strings"
 	"slices"
 
 	"github.com/fngate/fngate/core/llm"
@@ -16,29 +16,24 @@ const recordingVersion = 1
 // the backend spoke the door's wire. A hit in the same form is replayed as recorded; in the
 // other form only when the gateway's normalized fields hold the whole answer (Portable).
 type Recording struct {
-	V      int         `json:"v"`
-	Whole  *llm.Answer `json:"whole,omitempty"`
-	Deltas []llm.Delta `json:"deltas,omitempty"`
+	V      int
+	Whole  *llm.Answer
+	Deltas []llm.Delta
 }
 
 // ErrUnreadable is a body that is not a recording of this version.
 var ErrUnreadable = errors.New("responsecache: the entry is not a recording this gateway reads")
 
-// Encode returns the recording as stored.
+// Encode returns the recording as stored (codec.go).
 func (r *Recording) Encode() ([]byte, error) {
-	c := *r
-	c.V = recordingVersion
-	return json.Marshal(&c)
+	if (r.Whole == nil) == (len(r.Deltas) == 0) {
+		return nil, errors.New("responsecache: a recording holds a whole answer or a stream's deltas")
+	}
+	return encode(r), nil
 }
 
 // Decode reads a body Encode wrote.
-func Decode(body []byte) (*Recording, error) {
-	r := &Recording{}
-	if err := json.Unmarshal(body, r); err != nil || r.V != recordingVersion || (r.Whole == nil) == (len(r.Deltas) == 0) {
-		return nil, ErrUnreadable
-	}
-	return r, nil
-}
+func Decode(body []byte) (*Recording, error) { return decode(body) }
 
 // Complete reports whether stop ends an answer worth keeping: a natural end, a stop sequence
 // or tool calls. An answer cut by its output maximum or the context window, refused, or
@@ -85,42 +80,50 @@ func (r *Recording) Answer() *llm.Answer {
 		return r.Whole
 	}
 	a := &llm.Answer{}
+	// The pieces of each part's texts, joined once at the end: a long answer comes in
+	// thousands of deltas.
+	type pieces struct{ text, signature, input strings.Builder }
+	var texts []*pieces
+	add := func(kind llm.PartKind) *pieces {
+		a.Parts = append(a.Parts, llm.Part{Kind: kind})
+		texts = append(texts, &pieces{})
+		return texts[len(texts)-1]
+	}
 	open := -1 // the part text and thinking deltas extend while they continue it
-	tools := map[int]int{}
-	extend := func(kind llm.PartKind) *llm.Part {
+	extend := func(kind llm.PartKind) *pieces {
 		if open < 0 || a.Parts[open].Kind != kind {
-			a.Parts = append(a.Parts, llm.Part{Kind: kind})
+			add(kind)
 			open = len(a.Parts) - 1
 		}
-		return &a.Parts[open]
+		return texts[open]
 	}
+	var refusal strings.Builder
+	refused := false
+	tools := map[int]int{}
 	for i := range r.Deltas {
 		d := &r.Deltas[i]
 		a.Usage.Merge(d.Usage)
 		if d.Thinking != "" || d.Signature != "" {
 			p := extend(llm.PartThinking)
-			p.Text += d.Thinking
-			p.Signature += d.Signature
+			p.text.WriteString(d.Thinking)
+			p.signature.WriteString(d.Signature)
 		}
 		if d.RedactedThinking != "" {
-			a.Parts = append(a.Parts, llm.Part{Kind: llm.PartRedactedThinking, Data: d.RedactedThinking})
+			add(llm.PartRedactedThinking)
+			a.Parts[len(a.Parts)-1].Data = d.RedactedThinking
 			open = -1
 		}
 		if d.Text != "" {
-			extend(llm.PartText).Text += d.Text
+			extend(llm.PartText).text.WriteString(d.Text)
 		}
 		if d.Refusal != "" {
-			s := ""
-			if a.Refusal != nil {
-				s = *a.Refusal
-			}
-			s += d.Refusal
-			a.Refusal = &s
+			refusal.WriteString(d.Refusal)
+			refused = true
 		}
 		for _, tc := range d.ToolCalls {
 			at, ok := tools[tc.Index]
 			if !ok {
-				a.Parts = append(a.Parts, llm.Part{Kind: llm.PartToolUse})
+				add(llm.PartToolUse)
 				at = len(a.Parts) - 1
 				tools[tc.Index] = at
 			}
@@ -132,11 +135,19 @@ func (r *Recording) Answer() *llm.Answer {
 			if tc.Name != "" {
 				p.Name = tc.Name
 			}
-			p.Input += tc.Arguments
+			texts[at].input.WriteString(tc.Arguments)
 		}
 		if d.Stop != "" {
 			a.Stop, a.StopSequence = d.Stop, d.StopSequence
 		}
+	}
+	for i := range a.Parts {
+		p, t := &a.Parts[i], texts[i]
+		p.Text, p.Signature, p.Input = t.text.String(), t.signature.String(), t.input.String()
+	}
+	if refused {
+		s := refusal.String()
+		a.Refusal = &s
 	}
 	return a
 }

@@ -107,6 +107,11 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 		return nil, err
 	}
 	gopt.ResponseStore = responses
+	cache, cached, err := cacheStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	gopt.Cache = cache
 	gopt.KeyStore = keys
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
@@ -114,8 +119,8 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("key_store", keysAt), slog.String("telemetry", tel.Describe()))
-	return flushingUsage(gw, gopt.History != nil), nil
+		slog.String("response_cache", cached), slog.String("key_store", keysAt), slog.String("telemetry", tel.Describe()))
+	return flushingUsage(gw, gopt.History != nil || gopt.Cache != nil), nil
 }
 
 func invokerOrDefault(v string) string {

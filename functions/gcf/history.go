@@ -43,13 +43,14 @@ func historyStore(ctx context.Context, getenv func(string) string, cfg *config.C
 const usageFlush = 2 * time.Second
 
 // flushingUsage serves gw, and once a request is answered (its last byte flushed to the
-// client) waits for the usage history before the handler returns. Under request-based
+// client) waits for the usage history and the response cache's writes (queued: it may queue
+// either) before the handler returns. Under request-based
 // billing Cloud Run throttles the CPU of an instance between requests, and may shut an idle
 // one down: a write left to the background could wait for the next request, or never
 // happen. The client has its answer by then; only the request's end in Cloud Run's eyes
 // waits, a few milliseconds of one Firestore write.
-func flushingUsage(gw *gateway.Gateway, history bool) http.Handler {
-	if !history {
+func flushingUsage(gw *gateway.Gateway, queued bool) http.Handler {
+	if !queued {
 		return gw
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +60,6 @@ func flushingUsage(gw *gateway.Gateway, history bool) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), usageFlush)
 		defer cancel()
-		_ = gw.FlushUsage(ctx)
+		_ = gw.Flush(ctx)
 	})
 }

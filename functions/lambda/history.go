@@ -37,17 +37,17 @@ func historyStore(getenv func(string) string, cfg *config.Config, opt *gateway.O
 }
 
 // invokeFlush is what must leave the process after each invoke's response and before the
-// invoke ends (flush.go): the usage history the gateway queued, then telemetry's spans. Nil
-// when there is neither.
-func invokeFlush(gw *gateway.Gateway, history bool, tel *exporter) func(context.Context) error {
+// invoke ends (flush.go): the usage history and the response cache's writes the gateway
+// queued (queued says it may queue either), then telemetry's spans. Nil when there is none.
+func invokeFlush(gw *gateway.Gateway, queued bool, tel *exporter) func(context.Context) error {
 	switch {
-	case !history && tel == nil:
+	case !queued && tel == nil:
 		return nil
-	case !history:
+	case !queued:
 		return tel.flush
 	}
 	return func(ctx context.Context) error {
-		err := gw.FlushUsage(ctx)
+		err := gw.Flush(ctx)
 		if tel != nil {
 			if terr := tel.flush(ctx); err == nil {
 				err = terr

@@ -99,6 +99,11 @@ func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway,
 		return nil, false, nil, err
 	}
 	gopt.ResponseStore = responses
+	cache, cached, err := cacheStore(ctx, cfg, getenv)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	gopt.Cache = cache
 	gopt.KeyStore = keys
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
@@ -106,8 +111,8 @@ func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway,
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("key_store", keysAt), slog.String("telemetry", tel.describe()))
-	return gw, gopt.History != nil, tel, nil
+		slog.String("response_cache", cached), slog.String("key_store", keysAt), slog.String("telemetry", tel.describe()))
+	return gw, gopt.History != nil || gopt.Cache != nil, tel, nil
 }
 
 // keysRequired decides whether the gateway may run without client keys. A public URL

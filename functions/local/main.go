@@ -103,6 +103,12 @@ func run() error {
 	}
 	defer closeResponses()
 	gopt.ResponseStore = responses
+	cache, cached, closeCache, err := cacheStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeCache()
+	gopt.Cache = cache
 	store, closeCounters, err := openCounters(ctx, cfg)
 	if err != nil {
 		return err
@@ -151,7 +157,7 @@ func run() error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),
-		slog.String("responses", stored), slog.String("key_store", keyStore), slog.String("telemetry", tel.Describe()))
+		slog.String("responses", stored), slog.String("response_cache", cached), slog.String("key_store", keyStore), slog.String("telemetry", tel.Describe()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -62,7 +62,9 @@ func (b *bench) cache(tmp, gwBin, upAddr, holdAddr string) error {
 			{"fngate, cache hit", base, prefix + "cached", pid, chatWire, ""},
 		}
 	}
-	for _, stream := range []bool{false, true} {
+	// Streamed first: its recording then answers both forms, and the streamed hit replays the
+	// chunks it came in (a whole answer's recording would be cut into chunks of its own).
+	for _, stream := range []bool{true, false} {
 		for _, model := range []string{"bench/cached", "bench/slow-cached"} {
 			if err := warm(b.client, base, model, stream); err != nil {
 				return err
