@@ -2,8 +2,8 @@ package responsecache
 
 import (
 	"errors"
-	"strings"
 	"slices"
+	"strings"
 
 	"github.com/fngate/fngate/core/llm"
 )
