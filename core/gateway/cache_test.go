@@ -61,6 +61,7 @@ models:
   gpt: {cache: {ttl: 1h` + extra + `}, routes: [{connection: oai, model: gpt-fake}]}
   claude: {cache: {ttl: 1h` + extra + `}, routes: [{connection: claude, model: claude-sonnet-4-5}]}
   uncached: {routes: [{connection: oai, model: gpt-fake}]}
+response_cache: {timeout: 20s} # the emulators are slow under the race detector
 `
 }
 
@@ -73,16 +74,20 @@ func cacheRegistry() providers.Registry {
 
 // cacheInstances serves two gateways of one config on one cache store, as two instances of
 // a deployment are.
-func cacheInstances(t *testing.T, yaml string, store responsecache.Store, opt gateway.Options) [2]*gatewaytest.Server {
+func cacheInstances(t *testing.T, yaml string, stores [2]responsecache.Store, opt gateway.Options) [2]*gatewaytest.Server {
 	var out [2]*gatewaytest.Server
 	for i := range out {
 		cfg := gatewaytest.Config(t, yaml, config.Options{Getenv: func(string) string { return "" }})
 		o := opt
-		o.Registry, o.Cache = cacheRegistry(), store
+		o.Registry, o.Cache = cacheRegistry(), stores[i]
 		if o.Logger == nil {
 			o.Logger = (&gatewaytest.LogBuffer{}).Logger()
 		}
 		out[i] = gatewaytest.Serve(t, cfg, o)
+		// Before the stores' own cleanup (a file store's directory): a miss's write may still
+		// be on its way when the test ends.
+		gw := out[i].Gateway
+		t.Cleanup(func() { _ = gw.Flush(context.Background()) })
 	}
 	return out
 }
@@ -144,34 +149,36 @@ func flush(t *testing.T, s *gatewaytest.Server) {
 }
 
 func TestCacheMissThenHitOnTheOtherInstance(t *testing.T) {
-	for _, d := range cacheDoors {
-		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/stream=%v", d.name, stream), func(t *testing.T) {
-				t.Parallel()
-				u := newCacheUpstreams(t)
-				gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{})
-				miss := d.do(t, gw[0], cacheKeyA, stream)
-				if got := miss.Header.Get(gateway.HeaderCache); got != "miss" {
-					t.Fatalf("first request: %s %q, want miss", gateway.HeaderCache, got)
-				}
-				flush(t, gw[0])
-				before := u.calls()
-				hit := d.do(t, gw[1], cacheKeyA, stream)
-				if got := hit.Header.Get(gateway.HeaderCache); got != "hit" {
-					t.Fatalf("second request on the other instance: %s %q, want hit; body %s", gateway.HeaderCache, got, hit.Body)
-				}
-				if u.calls() != before {
-					t.Errorf("the hit reached the upstream")
-				}
-				if got, want := withoutFresh(hit.Body), withoutFresh(miss.Body); got != want {
-					t.Errorf("the hit's body differs from the miss's\n hit: %s\nmiss: %s", got, want)
-				}
-				if string(hit.Body) == string(miss.Body) {
-					t.Errorf("the hit repeats the miss's ids: %s", hit.Body)
-				}
-			})
+	onEveryCacheStore(t, func(t *testing.T, _ cacheStore, open func(*testing.T, func() time.Time) [2]responsecache.Store) {
+		for _, d := range cacheDoors {
+			for _, stream := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/stream=%v", d.name, stream), func(t *testing.T) {
+					t.Parallel()
+					u := newCacheUpstreams(t)
+					gw := cacheInstances(t, cacheConfig(u, ""), open(t, time.Now), gateway.Options{})
+					miss := d.do(t, gw[0], cacheKeyA, stream)
+					if got := miss.Header.Get(gateway.HeaderCache); got != "miss" {
+						t.Fatalf("first request: %s %q, want miss", gateway.HeaderCache, got)
+					}
+					flush(t, gw[0])
+					before := u.calls()
+					hit := d.do(t, gw[1], cacheKeyA, stream)
+					if got := hit.Header.Get(gateway.HeaderCache); got != "hit" {
+						t.Fatalf("second request on the other instance: %s %q, want hit; body %s", gateway.HeaderCache, got, hit.Body)
+					}
+					if u.calls() != before {
+						t.Errorf("the hit reached the upstream")
+					}
+					if got, want := withoutFresh(hit.Body), withoutFresh(miss.Body); got != want {
+						t.Errorf("the hit's body differs from the miss's\n hit: %s\nmiss: %s", got, want)
+					}
+					if string(hit.Body) == string(miss.Body) {
+						t.Errorf("the hit repeats the miss's ids: %s", hit.Body)
+					}
+				})
+			}
 		}
-	}
+	})
 }
 
 // A stream's recording answers a request made whole, and a whole answer one streamed, where
@@ -183,7 +190,7 @@ func TestCacheServesTheOtherForm(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/first-stream=%v", d.name, first), func(t *testing.T) {
 				t.Parallel()
 				u := newCacheUpstreams(t)
-				gw := cacheInstances(t, cacheConfig(u, ""), responsecache.NewMemory(), gateway.Options{})
+				gw := cacheInstances(t, cacheConfig(u, ""), memoryCache(), gateway.Options{})
 				miss := d.do(t, gw[0], cacheKeyA, first)
 				flush(t, gw[0])
 				want := "hit"
@@ -275,4 +282,10 @@ func answerText(t *testing.T, stream bool, body []byte) string {
 		}
 	}
 	return b.String()
+}
+
+// memoryCache is one memory store both instances share.
+func memoryCache() [2]responsecache.Store {
+	m := responsecache.NewMemory()
+	return [2]responsecache.Store{m, m}
 }
