@@ -95,7 +95,8 @@ func (q *request) fromCache() bool {
 		return false
 	}
 	rec := q.lookup(c.key)
-	if rec == nil || rec.Whole != nil == q.req.Stream && !rec.Portable() {
+	otherForm := rec != nil && (rec.Whole != nil) == q.req.Stream
+	if rec == nil || otherForm && !rec.Portable() {
 		// A recording only its own form can replay whole is a miss for the other form,
 		// whose answer then replaces it.
 		c.mark(q, record.CacheMiss)
