@@ -11,13 +11,15 @@ import (
 )
 
 // The response cache's store as the templates must make it: a DynamoDB item keyed by pk
-// alone with its TTL in expires_at, a Firestore document with its TTL in expires. These are
-// the names of core/responsecache/dynamostore and firestorestore, which are not on this
-// branch; once they are, their constants replace these, as respdynamo's do for responses.
+// alone with its TTL in expires_at, a Firestore document with its TTL in expires and the
+// answer in body. These are core/responsecache/dynamostore's KeyPartition and AttrTTL and
+// firestorestore's TTLField, which are not on this branch; once they are, their constants
+// replace these, as respdynamo's do for responses.
 const (
 	cacheKeyPartition = "pk"
 	cacheAttrTTL      = "expires_at"
 	cacheTTLField     = "expires"
+	cacheBodyField    = "body"
 )
 
 // The environment the gateway's mains read to find the cache (functions/lambda and
@@ -154,7 +156,8 @@ func TestTerraformAWSCache(t *testing.T) {
 }
 
 // TestTerraformGCPCache: a Firestore database of its own (or the one named), the TTL policy
-// on the field the store writes in the collection the gateway is told, read and write on that
+// on the field the store writes and the answer left unindexed, in the collection the gateway
+// is told, read and write on that
 // database alone, and the environment functions/gcf reads, on the gateway only.
 func TestTerraformGCPCache(t *testing.T) {
 	m := parseModule(t, "terraform/gcp")
@@ -184,6 +187,14 @@ func TestTerraformGCPCache(t *testing.T) {
 		}
 		if ic := child(ttl, "index_config"); ic == nil || len(ic.Body.Blocks) != 0 {
 			t.Errorf("the TTL field must be exempt from indexing (an empty index_config): a growing timestamp is a write hotspot")
+		}
+		body := m.find("resource", "google_firestore_field", "cache_body")
+		if ic := child(body, "index_config"); ic == nil || len(ic.Body.Blocks) != 0 || valString(t, cctx, body, "field") != cacheBodyField ||
+			valString(t, cctx, body, "collection") != collection || valString(t, cctx, body, "database") != database {
+			t.Errorf("cache_collection = %s: the answer (%s) must be exempt from indexing (an empty index_config) in that collection", collection, cacheBodyField)
+		}
+		if !slices.Contains(refs(body, "depends_on"), "google_firestore_field.cache_ttl") {
+			t.Errorf("field operations on one collection run one at a time: cache_body must wait for cache_ttl")
 		}
 		env := cctx.Variables["local"].GetAttr("environment")
 		for k, want := range map[string]string{envCacheProject: "var.project_id", envCacheDatabase: database, envCacheCollection: collection} {

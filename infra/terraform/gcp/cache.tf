@@ -41,6 +41,20 @@ resource "google_firestore_field" "cache_ttl" {
   index_config {}
 }
 
+# The recorded answer (up to a document's 1 MiB) is only ever read by document id; indexing
+# it would only cost every write.
+resource "google_firestore_field" "cache_body" {
+  project    = var.project_id
+  database   = local.cache_database
+  collection = var.cache_collection
+  field      = "body"
+
+  index_config {}
+
+  # Field operations on one collection run one at a time.
+  depends_on = [google_firestore_field.cache_ttl]
+}
+
 # Read and write documents, in the cache database only.
 resource "google_project_iam_member" "gateway_cache" {
   project = var.project_id
