@@ -177,10 +177,13 @@ func TestTerraformGCPCache(t *testing.T) {
 	}
 	checkVariableValidation(t, m, "cache_collection", []string{"fngate_cache", "answers"}, "a/b")
 
-	// The TTL policy follows the collection the gateway is told, whatever its name.
+	// The field settings follow the collection the gateway is told, whatever its name.
+	ttl, body := m.find("resource", "google_firestore_field", "cache_ttl"), m.find("resource", "google_firestore_field", "cache_body")
+	if ttl == nil || body == nil {
+		t.Fatalf("want google_firestore_field cache_ttl (the TTL policy) and cache_body (the answer unindexed), have %v and %v", ttl != nil, body != nil)
+	}
 	for _, collection := range []string{config.DefaultCacheCollection, "answers"} {
 		cctx := tfContext(t, m, map[string]cty.Value{"cache_collection": cty.StringVal(collection)})
-		ttl := m.find("resource", "google_firestore_field", "cache_ttl")
 		if valString(t, cctx, ttl, "collection") != collection || valString(t, cctx, ttl, "field") != cacheTTLField ||
 			child(ttl, "ttl_config") == nil || valString(t, cctx, ttl, "database") != database {
 			t.Errorf("cache_collection = %s: the TTL policy must be on field %s of that collection in the cache database", collection, cacheTTLField)
@@ -188,7 +191,6 @@ func TestTerraformGCPCache(t *testing.T) {
 		if ic := child(ttl, "index_config"); ic == nil || len(ic.Body.Blocks) != 0 {
 			t.Errorf("the TTL field must be exempt from indexing (an empty index_config): a growing timestamp is a write hotspot")
 		}
-		body := m.find("resource", "google_firestore_field", "cache_body")
 		if ic := child(body, "index_config"); ic == nil || len(ic.Body.Blocks) != 0 || valString(t, cctx, body, "field") != cacheBodyField ||
 			valString(t, cctx, body, "collection") != collection || valString(t, cctx, body, "database") != database {
 			t.Errorf("cache_collection = %s: the answer (%s) must be exempt from indexing (an empty index_config) in that collection", collection, cacheBodyField)
