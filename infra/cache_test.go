@@ -8,30 +8,18 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fngate/fngate/core/config"
+	cachedynamo "github.com/fngate/fngate/core/responsecache/dynamostore"
+	cachefirestore "github.com/fngate/fngate/core/responsecache/firestorestore"
+	"github.com/fngate/fngate/functions/gcf"
 )
 
-// The response cache's store as the templates must make it: a DynamoDB item keyed by pk
-// alone with its TTL in expires_at, a Firestore document with its TTL in expires and the
-// answer in body. These are core/responsecache/dynamostore's KeyPartition and AttrTTL and
-// firestorestore's TTLField, which are not on this branch; once they are, their constants
-// replace these, as respdynamo's do for responses.
-const (
-	cacheKeyPartition = "pk"
-	cacheAttrTTL      = "expires_at"
-	cacheTTLField     = "expires"
-	cacheBodyField    = "body"
-)
+// cacheBodyField is where firestorestore keeps the recorded answer (a document field, which
+// the store names only in its struct tag).
+const cacheBodyField = "body"
 
-// The environment the gateway's mains read to find the cache (functions/lambda and
-// functions/gcf, main packages or not yet wired on this branch);
-// TestTemplatesSetWhatTheGatewayReads and checkStoreEnvRead check the mains against the
-// templates once they read them.
-const (
-	envCacheTable      = "CACHE_TABLE"
-	envCacheProject    = "CACHE_PROJECT"
-	envCacheDatabase   = "CACHE_DATABASE"
-	envCacheCollection = "CACHE_COLLECTION"
-)
+// envCacheTable is functions/lambda's EnvCacheTable (a main package, which a test cannot
+// import); TestTemplatesSetTheCacheWhatTheLambdaReads checks the bootstrap reads it.
+const envCacheTable = "CACHE_TABLE"
 
 // The gateway's grants on the cache table, in both AWS templates: a lookup and a write, one
 // item each. Nothing reads the table wholesale (Query, Scan) and nothing deletes: TTL does.
@@ -61,14 +49,14 @@ func TestTemplateCache(t *testing.T) {
 			if tbl.BillingMode == nil || *tbl.BillingMode != "PAY_PER_REQUEST" {
 				t.Errorf("CacheTable BillingMode = %v, want PAY_PER_REQUEST", tbl.BillingMode)
 			}
-			if len(tbl.KeySchema) != 1 || tbl.KeySchema[0].KeyType != "HASH" || tbl.KeySchema[0].AttributeName != cacheKeyPartition {
-				t.Errorf("CacheTable keys = %+v, the store uses %s alone (hash)", tbl.KeySchema, cacheKeyPartition)
+			if len(tbl.KeySchema) != 1 || tbl.KeySchema[0].KeyType != "HASH" || tbl.KeySchema[0].AttributeName != cachedynamo.KeyPartition {
+				t.Errorf("CacheTable keys = %+v, the store uses %s alone (hash)", tbl.KeySchema, cachedynamo.KeyPartition)
 			}
-			if len(tbl.AttributeDefinitions) != 1 || tbl.AttributeDefinitions[0].AttributeName != cacheKeyPartition || tbl.AttributeDefinitions[0].AttributeType != "S" {
-				t.Errorf("CacheTable attributes = %+v, want %s (S) only", tbl.AttributeDefinitions, cacheKeyPartition)
+			if len(tbl.AttributeDefinitions) != 1 || tbl.AttributeDefinitions[0].AttributeName != cachedynamo.KeyPartition || tbl.AttributeDefinitions[0].AttributeType != "S" {
+				t.Errorf("CacheTable attributes = %+v, want %s (S) only", tbl.AttributeDefinitions, cachedynamo.KeyPartition)
 			}
-			if ttl := tbl.TimeToLiveSpecification; ttl == nil || ttl.AttributeName == nil || *ttl.AttributeName != cacheAttrTTL || !ttl.Enabled {
-				t.Errorf("CacheTable TTL = %+v, want enabled on %s", ttl, cacheAttrTTL)
+			if ttl := tbl.TimeToLiveSpecification; ttl == nil || ttl.AttributeName == nil || *ttl.AttributeName != cachedynamo.AttrTTL || !ttl.Enabled {
+				t.Errorf("CacheTable TTL = %+v, want enabled on %s", ttl, cachedynamo.AttrTTL)
 			}
 
 			gw := v.res["GatewayFunction"]
@@ -103,11 +91,11 @@ func TestTerraformAWSCache(t *testing.T) {
 	for _, auth := range []string{"AWS_IAM", "NONE"} {
 		t.Run(auth, func(t *testing.T) {
 			ctx := tfContext(t, m, map[string]cty.Value{"url_auth_type": cty.StringVal(auth)})
-			if valString(t, ctx, tbl, "hash_key") != cacheKeyPartition || valString(t, ctx, tbl, "billing_mode") != "PAY_PER_REQUEST" {
-				t.Errorf("cache table: want hash key %s, on-demand", cacheKeyPartition)
+			if valString(t, ctx, tbl, "hash_key") != cachedynamo.KeyPartition || valString(t, ctx, tbl, "billing_mode") != "PAY_PER_REQUEST" {
+				t.Errorf("cache table: want hash key %s, on-demand", cachedynamo.KeyPartition)
 			}
 			if _, ok := tbl.Body.Attributes["range_key"]; ok {
-				t.Errorf("the cache table has a range key; the store uses %s alone", cacheKeyPartition)
+				t.Errorf("the cache table has a range key; the store uses %s alone", cachedynamo.KeyPartition)
 			}
 			var attrs []string
 			for _, a := range tbl.Body.Blocks {
@@ -115,11 +103,11 @@ func TestTerraformAWSCache(t *testing.T) {
 					attrs = append(attrs, valString(t, ctx, a, "name")+":"+valString(t, ctx, a, "type"))
 				}
 			}
-			if !slices.Equal(attrs, []string{cacheKeyPartition + ":S"}) {
-				t.Errorf("cache table attributes %v, want %s:S only", attrs, cacheKeyPartition)
+			if !slices.Equal(attrs, []string{cachedynamo.KeyPartition + ":S"}) {
+				t.Errorf("cache table attributes %v, want %s:S only", attrs, cachedynamo.KeyPartition)
 			}
-			if ttl := child(tbl, "ttl"); valString(t, ctx, ttl, "attribute_name") != cacheAttrTTL || valString(t, ctx, ttl, "enabled") != "true" {
-				t.Errorf("the cache table's ttl must be enabled on %s", cacheAttrTTL)
+			if ttl := child(tbl, "ttl"); valString(t, ctx, ttl, "attribute_name") != cachedynamo.AttrTTL || valString(t, ctx, ttl, "enabled") != "true" {
+				t.Errorf("the cache table's ttl must be enabled on %s", cachedynamo.AttrTTL)
 			}
 
 			env := ctx.Variables["local"].GetAttr("environment")
@@ -184,9 +172,9 @@ func TestTerraformGCPCache(t *testing.T) {
 	}
 	for _, collection := range []string{config.DefaultCacheCollection, "answers"} {
 		cctx := tfContext(t, m, map[string]cty.Value{"cache_collection": cty.StringVal(collection)})
-		if valString(t, cctx, ttl, "collection") != collection || valString(t, cctx, ttl, "field") != cacheTTLField ||
+		if valString(t, cctx, ttl, "collection") != collection || valString(t, cctx, ttl, "field") != cachefirestore.TTLField ||
 			child(ttl, "ttl_config") == nil || valString(t, cctx, ttl, "database") != database {
-			t.Errorf("cache_collection = %s: the TTL policy must be on field %s of that collection in the cache database", collection, cacheTTLField)
+			t.Errorf("cache_collection = %s: the TTL policy must be on field %s of that collection in the cache database", collection, cachefirestore.TTLField)
 		}
 		if ic := child(ttl, "index_config"); ic == nil || len(ic.Body.Blocks) != 0 {
 			t.Errorf("the TTL field must be exempt from indexing (an empty index_config): a growing timestamp is a write hotspot")
@@ -199,7 +187,7 @@ func TestTerraformGCPCache(t *testing.T) {
 			t.Errorf("field operations on one collection run one at a time: cache_body must wait for cache_ttl")
 		}
 		env := cctx.Variables["local"].GetAttr("environment")
-		for k, want := range map[string]string{envCacheProject: "var.project_id", envCacheDatabase: database, envCacheCollection: collection} {
+		for k, want := range map[string]string{gcf.EnvCacheProject: "var.project_id", gcf.EnvCacheDatabase: database, gcf.EnvCacheCollection: collection} {
 			if !env.Type().HasAttribute(k) {
 				t.Errorf("the gateway lacks %s", k)
 			} else if got := env.GetAttr(k); !got.IsKnown() || got.AsString() != want {
@@ -210,14 +198,14 @@ func TestTerraformGCPCache(t *testing.T) {
 	// Whether public or not: the cache serves every caller the gateway admits.
 	for _, public := range []bool{false, true} {
 		env := tfContext(t, m, map[string]cty.Value{"public": cty.BoolVal(public)}).Variables["local"].GetAttr("environment")
-		if !env.Type().HasAttribute(envCacheProject) {
-			t.Errorf("public = %v: the gateway lacks %s", public, envCacheProject)
+		if !env.Type().HasAttribute(gcf.EnvCacheProject) {
+			t.Errorf("public = %v: the gateway lacks %s", public, gcf.EnvCacheProject)
 		}
 		checkStoreEnvRead(t, "the gateway", "../functions/gcf", "CACHE_", keysOf(env.AsValueMap()))
 	}
 	for _, fn := range []string{"remediation", "control_plane"} {
 		svc := child(m.find("resource", "google_cloudfunctions2_function", fn), "service_config")
-		if env := val(t, ctx, svc, "environment_variables"); env.Type().HasAttribute(envCacheProject) {
+		if env := val(t, ctx, svc, "environment_variables"); env.Type().HasAttribute(gcf.EnvCacheProject) {
 			t.Errorf("the %s function is given the response cache", fn)
 		}
 	}
