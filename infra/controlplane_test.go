@@ -208,7 +208,7 @@ func checkStoreEnvRead(t *testing.T, what, dir, prefix string, set map[string]bo
 		}
 	}
 	if len(read) == 0 {
-		t.Logf("%s reads no %s* variable in %s yet (the key store's wiring is not on this branch)", what, prefix, dir)
+		t.Logf("%s reads no %s* variable in %s yet (that store's wiring is not on this branch)", what, prefix, dir)
 		return
 	}
 	for n := range set {

@@ -10,6 +10,9 @@ locals {
     { COUNTERS_TABLE = aws_dynamodb_table.counters.name },
     # The config's responses.table wins; responses: {store: none} turns them off.
     { RESPONSES_TABLE = aws_dynamodb_table.responses.name },
+    # The response cache; the config's response_cache.table wins. Harmless when nothing opts
+    # in: the gateway opens the store only when a model or key has a cache setting.
+    { CACHE_TABLE = aws_dynamodb_table.cache.name },
     # Keys issued at runtime, served beside the config's; the config's key_store wins. Public
     # URLs only: behind AWS_IAM no gateway key can arrive (the signature takes Authorization).
     local.public ? { KEYS_TABLE = aws_dynamodb_table.keys.name } : {},
@@ -107,7 +110,7 @@ resource "aws_lambda_function" "gateway" {
 
   # Lambda logs to /aws/lambda/<function_name>, created here first with its retention. The
   # secrets are read at cold start: the role must be able to read them first.
-  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses, aws_iam_role_policy.keys]
+  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses, aws_iam_role_policy.cache, aws_iam_role_policy.keys]
 }
 
 resource "aws_lambda_function_url" "gateway" {

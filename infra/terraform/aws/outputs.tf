@@ -28,6 +28,11 @@ output "responses_table_name" {
   value       = aws_dynamodb_table.responses.name
 }
 
+output "cache_table_name" {
+  description = "The response cache's table (CACHE_TABLE of the gateway)."
+  value       = aws_dynamodb_table.cache.name
+}
+
 output "log_group_name" {
   description = "The log group holding one line per request and per provider attempt."
   value       = aws_cloudwatch_log_group.gateway.name

@@ -17,6 +17,7 @@ locals {
     local.route_state_env,
     local.counters_env,
     local.responses_env,
+    local.cache_env,
     local.gateway_stored_keys ? local.keys_env : {},
   )
 }
@@ -132,9 +133,9 @@ resource "google_cloudfunctions2_function" "gateway" {
   }
 
   # Cloud Run checks secret access when the revision deploys; the route-state cache and the
-  # counters use Firestore from the first request on, and stored responses are written from
-  # the first response with store: true.
-  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state, google_project_iam_member.gateway_counters, google_project_iam_member.gateway_responses, google_project_iam_member.gateway_keys]
+  # counters use Firestore from the first request on, stored responses are written from the
+  # first response with store: true, and the cache from the first request that opts in.
+  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state, google_project_iam_member.gateway_counters, google_project_iam_member.gateway_responses, google_project_iam_member.gateway_cache, google_project_iam_member.gateway_keys]
 }
 
 # Gen2 functions are Cloud Run services: invoking one takes roles/run.invoker on the service.

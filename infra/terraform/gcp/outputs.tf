@@ -28,6 +28,11 @@ output "responses_database" {
   value       = local.responses_database
 }
 
+output "cache_database" {
+  description = "The Firestore database of the response cache (CACHE_DATABASE of the gateway)."
+  value       = local.cache_database
+}
+
 output "route_state_database" {
   description = "The Firestore database holding route state (ROUTE_STATE_DATABASE)."
   value       = local.database

@@ -198,6 +198,23 @@ variable "responses_collection" {
   }
 }
 
+variable "cache_database" {
+  description = "An existing Firestore database (native mode) for the response cache. Null creates <name>-cache. The gateway may read and write all of it: do not name the route-state database."
+  type        = string
+  default     = null
+}
+
+variable "cache_collection" {
+  description = "The response cache's collection (CACHE_COLLECTION)."
+  type        = string
+  default     = "fngate_cache"
+
+  validation {
+    condition     = can(regex("^[^/]+$", var.cache_collection))
+    error_message = "cache_collection must be a collection id, without '/'."
+  }
+}
+
 variable "route_state_prefix" {
   description = "Prefix of the route-state collections (ROUTE_STATE_PREFIX): <prefix>routes, windows, claims, actions."
   type        = string
