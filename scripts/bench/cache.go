@@ -36,6 +36,14 @@ var uniqueChatWire = wire{chatWire.path, func(model string, stream bool) string 
 	return strings.Replace(chatWire.body(model, stream), prompt, prompt+" (request "+requestMarker+")", 1)
 }, chatWire.done}
 
+// streamedChatWire is chatWire with a prompt of its own, for the streamed hit: the
+// benchmark's upstream answers a stream with other text than a whole answer, and the two hit
+// targets must not share an entry (a miss target fills the memory store, which then evicts
+// entries, so either may be recorded again in the other form).
+var streamedChatWire = wire{chatWire.path, func(model string, stream bool) string {
+	return strings.Replace(chatWire.body(model, stream), prompt, prompt+" (streamed)", 1)
+}, chatWire.done}
+
 // cache compares, side by side, the gateway without a cache, a miss (a request never seen,
 // looked up, answered upstream, recorded and written) and a hit (the same request again),
 // streamed and not, and on an upstream that thinks 50 ms: what a hit saves.
@@ -55,35 +63,35 @@ func (b *bench) cache(tmp, gwBin, upAddr, holdAddr string) error {
 		return err
 	}
 	base, pid := "http://"+addr, gw.Cmd.Process.Pid
-	targets := func(prefix, upstream string) []target {
+	targets := func(prefix, upstream string, hit wire) []target {
 		return []target{{"direct", "http://" + upstream, "bench", 0, uniqueChatWire, ""},
 			{"fngate, cache off", base, prefix + "uncached", pid, uniqueChatWire, ""},
 			{"fngate, cache miss", base, prefix + "cached", pid, uniqueChatWire, ""},
-			{"fngate, cache hit", base, prefix + "cached", pid, chatWire, ""},
+			{"fngate, cache hit", base, prefix + "cached", pid, hit, ""},
 		}
 	}
-	// Streamed first: its recording then answers both forms, and the streamed hit replays the
-	// chunks it came in (a whole answer's recording would be cut into chunks of its own).
-	for _, stream := range []bool{true, false} {
-		for _, model := range []string{"bench/cached", "bench/slow-cached"} {
-			if err := warm(b.client, base, model, stream); err != nil {
-				return err
-			}
+	for _, w := range []struct {
+		wire   wire
+		model  string
+		stream bool
+	}{{chatWire, "bench/cached", false}, {chatWire, "bench/slow-cached", false}, {streamedChatWire, "bench/cached", true}} {
+		if err := warm(b.client, base, w.model, w.wire, w.stream); err != nil {
+			return err
 		}
 	}
 	for _, c := range []int{1, 16} {
-		b.measure(scenario{fmt.Sprintf("cache off vs miss vs hit, non-stream, %d in flight", c), c, false, targets("bench/", upAddr)})
+		b.measure(scenario{fmt.Sprintf("cache off vs miss vs hit, non-stream, %d in flight", c), c, false, targets("bench/", upAddr, chatWire)})
 	}
-	b.measure(scenario{"cache off vs miss vs hit, 200-chunk stream, 1 in flight", 1, true, targets("bench/", upAddr)})
-	b.measure(scenario{"cache off vs miss vs hit, upstream thinks 50 ms, non-stream, 16 in flight", 16, false, targets("bench/slow-", holdAddr)})
+	b.measure(scenario{"cache off vs miss vs hit, 200-chunk stream, 1 in flight", 1, true, targets("bench/", upAddr, streamedChatWire)})
+	b.measure(scenario{"cache off vs miss vs hit, upstream thinks 50 ms, non-stream, 16 in flight", 16, false, targets("bench/slow-", holdAddr, chatWire)})
 	return nil
 }
 
 // warm asks the hit targets' request once, so that their first measured request is a hit,
 // and waits until the answer is cached.
-func warm(client *http.Client, base, model string, stream bool) error {
+func warm(client *http.Client, base, model string, w wire, stream bool) error {
 	for range 50 {
-		req, err := http.NewRequest(http.MethodPost, base+chatWire.path, strings.NewReader(chatWire.body(model, stream)))
+		req, err := http.NewRequest(http.MethodPost, base+w.path, strings.NewReader(w.body(model, stream)))
 		if err != nil {
 			return err
 		}
