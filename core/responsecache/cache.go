@@ -17,9 +17,9 @@
 // an entry up to days late, and their emulators never do. An entry is one item (DynamoDB
 // 400 KB, Firestore 1 MiB, the memory and file stores MaxEntryBytes): a cloud store
 // compresses a body that does not fit as it is, and a body that does not fit compressed
-// either is refused with ErrTooLarge, which the gateway takes as "not cached". Keys are
-// Identity.Key's; a store refuses to Put any other (ValidKey). A cache is an optimisation, so a store that fails says
-// so with an error and the gateway serves the request as a miss.
+// either is refused with ErrTooLarge, which the gateway takes as "not cached". Every store
+// refuses a key that is not valid in all of them (ValidKey). A cache is an optimisation, so
+// a store that fails says so with an error and the gateway serves the request as a miss.
 package responsecache
 
 import (

@@ -3,18 +3,15 @@ package responsecache
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/fngate/fngate/core/internal/atomicfile"
+	"github.com/fngate/fngate/core/internal/recordfile"
 )
 
 // File is a Store of one file per entry under a directory, for `make run`: entries outlive
@@ -36,28 +33,20 @@ import (
 type File struct {
 	Now func() time.Time
 
-	dir       string
-	mu        sync.Mutex
-	lastSweep time.Time
+	dir   string
+	sweep recordfile.Sweeper // of expired files, once a minute at most
 }
-
-// sweepEvery spaces the removal of expired files, which reads every header.
-const sweepEvery = time.Minute
 
 // entrySuffix ends an entry's file name: atomicfile's temporary files, named for the file
 // with a suffix of their own, are never taken for entries.
 const entrySuffix = ".entry"
-
-// maxHeaderBytes bounds a header line: a key, a model name, two times and a number. It is
-// the reader's buffer, which holds the whole line.
-const maxHeaderBytes = 4 << 10
 
 // OpenFile returns a store on dir, creating it.
 func OpenFile(dir string) (*File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("responsecache: %w", err)
 	}
-	return &File{Now: time.Now, dir: dir}, nil
+	return &File{Now: time.Now, dir: dir, sweep: recordfile.Sweeper{Every: time.Minute}}, nil
 }
 
 // Dir is the store's directory.
@@ -101,19 +90,19 @@ func (f *File) Put(ctx context.Context, e *Entry) error {
 	if len(e.Body) > MaxEntryBytes {
 		return fmt.Errorf("%w: a body of %d bytes, over the %d the store keeps", ErrTooLarge, len(e.Body), MaxEntryBytes)
 	}
-	head, err := json.Marshal(fileHeader{Key: e.Key, Model: e.Model, Created: e.Created, Expires: e.Expires, BodyBytes: len(e.Body)})
+	data, err := recordfile.Encode(fileHeader{Key: e.Key, Model: e.Model, Created: e.Created, Expires: e.Expires, BodyBytes: len(e.Body)}, e.Body)
 	if err != nil {
 		return fmt.Errorf("responsecache: put: %w", err)
 	}
-	if len(head) >= maxHeaderBytes {
-		return fmt.Errorf("responsecache: put: a header of %d bytes (model %.40q…)", len(head), e.Model)
-	}
-	data := make([]byte, 0, len(head)+len(e.Body)+2)
-	data = append(append(append(append(data, head...), '\n'), e.Body...), '\n')
 	if err := atomicfile.Write(f.path(e.Key), data, 0o600); err != nil {
 		return fmt.Errorf("responsecache: put: %w", err)
 	}
-	f.sweep()
+	// A file replaced by a fresh entry between the sweep's read and its removal goes too:
+	// for a cache, one miss.
+	f.sweep.Sweep(f.dir, entrySuffix, f.Now(), func(path string) bool {
+		_, err := f.read(path, false)
+		return errors.Is(err, ErrNotFound)
+	})
 	return nil
 }
 
@@ -128,13 +117,9 @@ func (f *File) read(path string, whole bool) (*Entry, error) {
 		return nil, fmt.Errorf("responsecache: %w", err)
 	}
 	defer file.Close()
-	r := bufio.NewReaderSize(file, maxHeaderBytes)
-	line, err := r.ReadSlice('\n')
-	if err != nil {
-		return nil, fmt.Errorf("responsecache: %s: no header: %w", path, err)
-	}
+	r := bufio.NewReader(file)
 	var h fileHeader
-	if err := json.Unmarshal(line, &h); err != nil {
+	if err := recordfile.ReadHeader(r, &h); err != nil {
 		return nil, fmt.Errorf("responsecache: %s: %w", path, err)
 	}
 	e := &Entry{Key: h.Key, Model: h.Model, Created: h.Created, Expires: h.Expires}
@@ -144,45 +129,13 @@ func (f *File) read(path string, whole bool) (*Entry, error) {
 	if !whole {
 		return e, nil
 	}
-	if h.BodyBytes < 0 || h.BodyBytes > MaxEntryBytes {
+	if h.BodyBytes > MaxEntryBytes {
 		return nil, fmt.Errorf("responsecache: %s: a body of %d bytes", path, h.BodyBytes)
 	}
-	b := make([]byte, h.BodyBytes+1)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, fmt.Errorf("responsecache: %s: truncated: %w", path, err)
+	if e.Body, err = recordfile.ReadPart(r, h.BodyBytes); err != nil {
+		return nil, fmt.Errorf("responsecache: %s: %w", path, err)
 	}
-	if b[h.BodyBytes] != '\n' {
-		return nil, fmt.Errorf("responsecache: %s: the body is longer than its header says", path)
-	}
-	e.Body = b[:h.BodyBytes]
 	return e, nil
-}
-
-// sweep removes expired files, at most once per sweepEvery; a failure only leaves them for
-// the next sweep. A file replaced between its read and its removal goes too: for a cache,
-// a lost entry is one miss.
-func (f *File) sweep() {
-	now := f.Now()
-	f.mu.Lock()
-	if now.Sub(f.lastSweep) < sweepEvery {
-		f.mu.Unlock()
-		return
-	}
-	f.lastSweep = now
-	f.mu.Unlock()
-	entries, err := os.ReadDir(f.dir)
-	if err != nil {
-		return
-	}
-	for _, d := range entries {
-		if !strings.HasSuffix(d.Name(), entrySuffix) {
-			continue
-		}
-		path := filepath.Join(f.dir, d.Name())
-		if _, err := f.read(path, false); errors.Is(err, ErrNotFound) {
-			_ = os.Remove(path)
-		}
-	}
 }
 
 var _ Store = (*File)(nil)

@@ -132,9 +132,9 @@ func isLabel(f llm.RawField) bool { return slices.Contains(labelFields, f.Name) 
 
 // ValidKey reports whether key can name an entry in every store: 1 to MaxKeyBytes letters,
 // digits, '.', '-' and '_', starting with neither '.' nor '_'. It is then a DynamoDB key, a
-// Firestore document id (never . or .., never __.*__) and a file name that is neither hidden
-// nor one of the file store's temporary files. Identity.Key is always valid; a store refuses
-// to Put any other key and finds nothing under one.
+// Firestore document id (never . or .., never __.*__) and a file name that is not hidden and
+// holds no path. Identity.Key is always valid; a store refuses to Put an invalid key, and
+// finds nothing under one.
 func ValidKey(key string) bool {
 	if key == "" || len(key) > MaxKeyBytes || key[0] == '.' || key[0] == '_' {
 		return false

@@ -2,22 +2,18 @@ package responsestore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/fngate/fngate/core/internal/atomicfile"
+	"github.com/fngate/fngate/core/internal/recordfile"
 	"github.com/fngate/fngate/core/responsestore/internal/record"
 )
 
@@ -39,13 +35,9 @@ import (
 type File struct {
 	Now func() time.Time
 
-	dir       string
-	mu        sync.Mutex
-	lastSweep time.Time
+	dir   string
+	sweep recordfile.Sweeper // of expired files, once a minute at most
 }
-
-// sweepEvery spaces the removal of expired files, which reads every header.
-const sweepEvery = time.Minute
 
 const fileSuffix = ".resp"
 
@@ -54,7 +46,7 @@ func OpenFile(dir string) (*File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("responsestore: %w", err)
 	}
-	return &File{Now: time.Now, dir: dir}, nil
+	return &File{Now: time.Now, dir: dir, sweep: recordfile.Sweeper{Every: time.Minute}}, nil
 }
 
 // Dir is the store's directory.
@@ -80,20 +72,19 @@ func (f *File) Put(ctx context.Context, s *Stored) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("responsestore: put %s: %w", s.ID, err)
 	}
-	head, err := json.Marshal(fileHeader{ID: s.ID, Owner: s.Owner, Model: s.Model, Created: s.Created, Expires: s.Expires,
-		InputBytes: len(s.Input), ResponseBytes: len(s.Response)})
+	data, err := recordfile.Encode(fileHeader{ID: s.ID, Owner: s.Owner, Model: s.Model, Created: s.Created, Expires: s.Expires,
+		InputBytes: len(s.Input), ResponseBytes: len(s.Response)}, s.Input, s.Response)
 	if err != nil {
 		return fmt.Errorf("responsestore: put %s: %w", s.ID, err)
 	}
-	var b bytes.Buffer
-	for _, part := range [][]byte{head, s.Input, s.Response} {
-		b.Write(part)
-		b.WriteByte('\n')
-	}
-	if err := atomicfile.Write(f.path(s.ID, s.Owner), b.Bytes(), 0o600); err != nil {
+	if err := atomicfile.Write(f.path(s.ID, s.Owner), data, 0o600); err != nil {
 		return fmt.Errorf("responsestore: put %s: %w", s.ID, err)
 	}
-	f.sweep()
+	now := f.Now()
+	f.sweep.Sweep(f.dir, fileSuffix, now, func(path string) bool {
+		old, err := f.read(path, false)
+		return err == nil && !now.Before(old.Expires)
+	})
 	return nil
 }
 
@@ -147,69 +138,21 @@ func (f *File) read(path string, whole bool) (*Stored, error) {
 	}
 	defer file.Close()
 	r := bufio.NewReader(file)
-	line, err := r.ReadBytes('\n')
-	if err != nil {
-		return nil, fmt.Errorf("responsestore: %s: no header: %w", path, err)
-	}
 	var h fileHeader
-	if err := json.Unmarshal(line, &h); err != nil {
+	if err := recordfile.ReadHeader(r, &h); err != nil {
 		return nil, fmt.Errorf("responsestore: %s: %w", path, err)
 	}
 	s := &Stored{ID: h.ID, Owner: h.Owner, Model: h.Model, Created: h.Created, Expires: h.Expires}
 	if !whole {
 		return s, nil
 	}
-	if s.Input, err = readPart(r, h.InputBytes); err == nil {
-		s.Response, err = readPart(r, h.ResponseBytes)
+	if s.Input, err = recordfile.ReadPart(r, h.InputBytes); err == nil {
+		s.Response, err = recordfile.ReadPart(r, h.ResponseBytes)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("responsestore: %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// readPart reads n bytes and the newline after them; nil when n is 0.
-func readPart(r *bufio.Reader, n int) ([]byte, error) {
-	if n < 0 {
-		return nil, errors.New("negative length")
-	}
-	b := make([]byte, n+1)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, fmt.Errorf("truncated: %w", err)
-	}
-	if b[n] != '\n' {
-		return nil, errors.New("a part is longer than its header says")
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	return b[:n], nil
-}
-
-// sweep removes expired files, at most once per sweepEvery; a failure only leaves them for
-// the next sweep.
-func (f *File) sweep() {
-	now := f.Now()
-	f.mu.Lock()
-	if now.Sub(f.lastSweep) < sweepEvery {
-		f.mu.Unlock()
-		return
-	}
-	f.lastSweep = now
-	f.mu.Unlock()
-	entries, err := os.ReadDir(f.dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), fileSuffix) {
-			continue
-		}
-		path := filepath.Join(f.dir, e.Name())
-		if s, err := f.read(path, false); err == nil && !now.Before(s.Expires) {
-			_ = os.Remove(path)
-		}
-	}
 }
 
 var _ Store = (*File)(nil)

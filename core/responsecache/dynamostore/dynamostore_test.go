@@ -2,7 +2,6 @@ package dynamostore
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,18 +58,6 @@ func TestStoreAgainstMoto(t *testing.T) {
 	}, storetest.Options{Limit: MaxItemBytes - 300, Compresses: true})
 }
 
-func key(b byte) string {
-	var id responsecache.Identity
-	id.Partition[0], id.Digest[0] = b, b
-	return id.Key()
-}
-
-func random(n int) []byte {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return b
-}
-
 // The item's limit is exact: a body that makes an item of MaxItemBytes as the store counts
 // it is written as it is (and moto takes it, so the count is never below DynamoDB's); one
 // byte more is compressed when that fits, and refused before any call when it does not.
@@ -81,12 +68,12 @@ func TestItemAtTheLimit(t *testing.T) {
 	s := New(calls, table, Options{Timeout: 20 * time.Second})
 	ctx := context.Background()
 	now := time.Now()
-	e := &responsecache.Entry{Key: key(1), Model: "m", Created: now, Expires: now.Add(time.Hour)}
+	e := &responsecache.Entry{Key: storetest.Key(), Model: "m", Created: now, Expires: now.Add(time.Hour)}
 	it, err := s.item(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Body = random(MaxItemBytes - dynamotable.ItemSize(it) - len("body")) // an empty body has no attribute
+	e.Body = storetest.Random(MaxItemBytes - dynamotable.ItemSize(it) - len("body")) // an empty body has no attribute
 	if it, err = s.item(e); err != nil || dynamotable.ItemSize(it) != MaxItemBytes {
 		t.Fatalf("padded item: %v; want one of exactly %d bytes", err, MaxItemBytes)
 	}
@@ -115,7 +102,7 @@ func TestItemAtTheLimit(t *testing.T) {
 
 	// One byte more of what does not: refused, with no call made.
 	before := calls.puts.Load()
-	e.Body = random(len(e.Body))
+	e.Body = storetest.Random(len(e.Body))
 	if err := s.Put(ctx, e); !errors.Is(err, responsecache.ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}
@@ -150,8 +137,8 @@ func TestRefusedBeforeAnyCall(t *testing.T) {
 	now := time.Now()
 	s := New(&countingAPI{}, "t", Options{})
 	for name, e := range map[string]*responsecache.Entry{
-		"huge":    {Key: key(1), Created: now, Expires: now.Add(time.Hour), Body: make([]byte, pack.MaxBody+1)},
-		"bad key": {Key: "../" + key(1)[3:], Created: now, Expires: now.Add(time.Hour), Body: []byte("x")},
+		"huge":    {Key: storetest.Key(), Created: now, Expires: now.Add(time.Hour), Body: make([]byte, pack.MaxBody+1)},
+		"bad key": {Key: "../" + storetest.Key()[3:], Created: now, Expires: now.Add(time.Hour), Body: []byte("x")},
 	} {
 		if err := s.Put(context.Background(), e); err == nil || name == "huge" && !errors.Is(err, responsecache.ErrTooLarge) {
 			t.Errorf("%s: err = %v", name, err)
@@ -196,7 +183,7 @@ func TestOpen(t *testing.T) {
 		t.Errorf("opened table %s with timeout %v", s.table, s.timeout)
 	}
 	now := time.Now()
-	e := &responsecache.Entry{Key: key(1), Created: now, Expires: now.Add(time.Hour), Body: []byte("answer")}
+	e := &responsecache.Entry{Key: storetest.Key(), Created: now, Expires: now.Add(time.Hour), Body: []byte("answer")}
 	if err := s.Put(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package firestorestore
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,18 +48,6 @@ func TestStoreAgainstEmulator(t *testing.T) {
 	}, storetest.Options{Limit: MaxDocumentBytes - 400, Compresses: true})
 }
 
-func key(b byte) string {
-	var id responsecache.Identity
-	id.Partition[0], id.Digest[0] = b, b
-	return id.Key()
-}
-
-func random(n int) []byte {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return b
-}
-
 // The document's limit is exact: a body that makes a document of MaxDocumentBytes as the
 // store counts it is written as it is (so the count is never below Firestore's, and the
 // emulator refuses one byte more); one byte more is compressed when that fits.
@@ -69,12 +56,12 @@ func TestDocumentAtTheLimit(t *testing.T) {
 	s := New(c, collection(), Options{Timeout: 20 * time.Second})
 	ctx := context.Background()
 	now := time.Now()
-	e := &responsecache.Entry{Key: key(1), Model: "m", Created: now, Expires: now.Add(time.Hour)}
+	e := &responsecache.Entry{Key: storetest.Key(), Model: "m", Created: now, Expires: now.Add(time.Hour)}
 	d, err := s.document(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Body = random(MaxDocumentBytes - d.size(s.col.ID, e.Key))
+	e.Body = storetest.Random(MaxDocumentBytes - d.size(s.col.ID, e.Key))
 	if d, err = s.document(e); err != nil || d.GZ || d.size(s.col.ID, e.Key) != MaxDocumentBytes {
 		t.Fatalf("padded document: %v; want one of exactly %d bytes, not compressed", err, MaxDocumentBytes)
 	}
@@ -111,9 +98,9 @@ func TestRefusedBeforeAnyCall(t *testing.T) {
 	s := New(c, "cache", Options{Timeout: time.Minute})
 	now := time.Now()
 	for name, e := range map[string]*responsecache.Entry{
-		"over the document": {Key: key(1), Created: now, Expires: now.Add(time.Hour), Body: random(MaxDocumentBytes)},
-		"over MaxBody":      {Key: key(1), Created: now, Expires: now.Add(time.Hour), Body: make([]byte, pack.MaxBody+1)},
-		"bad key":           {Key: "../" + key(1)[3:], Created: now, Expires: now.Add(time.Hour), Body: []byte("x")},
+		"over the document": {Key: storetest.Key(), Created: now, Expires: now.Add(time.Hour), Body: storetest.Random(MaxDocumentBytes)},
+		"over MaxBody":      {Key: storetest.Key(), Created: now, Expires: now.Add(time.Hour), Body: make([]byte, pack.MaxBody+1)},
+		"bad key":           {Key: "../" + storetest.Key()[3:], Created: now, Expires: now.Add(time.Hour), Body: []byte("x")},
 	} {
 		began := time.Now()
 		err := s.Put(context.Background(), e)
@@ -155,7 +142,7 @@ func TestOpen(t *testing.T) {
 		t.Errorf("opened %s with timeout %v", s.Where(), s.timeout)
 	}
 	now := time.Now()
-	e := &responsecache.Entry{Key: key(1), Created: now, Expires: now.Add(time.Hour), Body: []byte("answer")}
+	e := &responsecache.Entry{Key: storetest.Key(), Created: now, Expires: now.Add(time.Hour), Body: []byte("answer")}
 	if err := s.Put(ctx, e); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,8 @@
 // suite (run against memory, file, DynamoDB on moto and the Firestore emulator, which
 // internal/emulator starts), and the check that a store which cannot be reached (a refused
 // port, or internal/loopback's Blackhole) fails each call within its timeout with an error
-// that is not ErrNotFound: the gateway then serves the request as a miss and logs why.
+// that is not ErrNotFound: the gateway then serves the request as a miss and logs why. Key
+// and Random make the keys and bodies the stores' own tests need.
 package storetest
 
 import (
@@ -46,8 +47,8 @@ type clock struct {
 func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
 
-// key returns a fresh key of MaxKeyBytes, as Identity.Key makes them.
-func key() string {
+// Key returns a fresh key of MaxKeyBytes, as Identity.Key makes them.
+func Key() string {
 	var id responsecache.Identity
 	_, _ = rand.Read(id.Partition[:])
 	_, _ = rand.Read(id.Digest[:])
@@ -74,14 +75,14 @@ func Run(t *testing.T, open Open, opt Options) {
 
 	t.Run("miss", func(t *testing.T) {
 		s, _ := start(t)
-		missing(t, s, key())
-		must(t, s.Put(ctx, entry(key(), "another")))
-		missing(t, s, key())
+		missing(t, s, Key())
+		must(t, s.Put(ctx, entry(Key(), "another")))
+		missing(t, s, Key())
 	})
 
 	t.Run("put, get", func(t *testing.T) {
 		s, _ := start(t)
-		want := entry(key(), "hello")
+		want := entry(Key(), "hello")
 		must(t, s.Put(ctx, want))
 		got := get(t, s, want.Key)
 		same(t, got, want)
@@ -91,7 +92,7 @@ func Run(t *testing.T, open Open, opt Options) {
 		same(t, get(t, s, want.Key), entry(want.Key, "hello"))
 
 		// An entry without a model, with an empty body.
-		bare := &responsecache.Entry{Key: key(), Created: t0, Expires: t0.Add(time.Minute)}
+		bare := &responsecache.Entry{Key: Key(), Created: t0, Expires: t0.Add(time.Minute)}
 		must(t, s.Put(ctx, bare))
 		same(t, get(t, s, bare.Key), bare)
 	})
@@ -99,7 +100,7 @@ func Run(t *testing.T, open Open, opt Options) {
 	t.Run("keys", func(t *testing.T) {
 		s, _ := start(t)
 		// Keys of MaxKeyBytes that differ in their first or last character are other entries.
-		k := key()
+		k := Key()
 		if len(k) != responsecache.MaxKeyBytes {
 			t.Fatalf("Identity.Key is %d bytes, MaxKeyBytes %d", len(k), responsecache.MaxKeyBytes)
 		}
@@ -123,7 +124,7 @@ func Run(t *testing.T, open Open, opt Options) {
 
 	t.Run("put replaces", func(t *testing.T) {
 		s, _ := start(t)
-		k := key()
+		k := Key()
 		must(t, s.Put(ctx, entry(k, "first")))
 		second := entry(k, "second, longer than the first")
 		second.Model, second.Created, second.Expires = "other/model", t0.Add(time.Second), t0.Add(2*time.Hour)
@@ -138,7 +139,7 @@ func Run(t *testing.T, open Open, opt Options) {
 
 	t.Run("expiry on read", func(t *testing.T) {
 		s, c := start(t)
-		e := entry(key(), "short-lived")
+		e := entry(Key(), "short-lived")
 		must(t, s.Put(ctx, e))
 		c.set(e.Expires.Add(-time.Millisecond))
 		same(t, get(t, s, e.Key), e)
@@ -160,7 +161,7 @@ func Run(t *testing.T, open Open, opt Options) {
 		if opt.Compresses {
 			margin = 1 << 10
 		}
-		k := key()
+		k := Key()
 		under := incompressible(k, opt.Limit-margin)
 		must(t, s.Put(ctx, under))
 		same(t, get(t, s, k), under)
@@ -175,7 +176,7 @@ func Run(t *testing.T, open Open, opt Options) {
 
 	t.Run("a large body that compresses", func(t *testing.T) {
 		s, _ := start(t)
-		e := compressible(key(), opt)
+		e := compressible(Key(), opt)
 		must(t, s.Put(ctx, e))
 		same(t, get(t, s, e.Key), e)
 	})
@@ -185,9 +186,9 @@ func Run(t *testing.T, open Open, opt Options) {
 		const n = 8
 		own := make([]string, n)
 		for i := range own {
-			own[i] = key()
+			own[i] = Key()
 		}
-		shared := key()
+		shared := Key()
 		written := func(i int) *responsecache.Entry { return entry(shared, fmt.Sprint("shared ", i)) }
 		var wg sync.WaitGroup
 		for i := range n {
@@ -224,7 +225,7 @@ func Run(t *testing.T, open Open, opt Options) {
 
 	t.Run("a cancelled or expired context", func(t *testing.T) {
 		s, _ := start(t)
-		e := entry(key(), "stored")
+		e := entry(Key(), "stored")
 		must(t, s.Put(ctx, e))
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
@@ -232,7 +233,7 @@ func Run(t *testing.T, open Open, opt Options) {
 		defer cancel()
 		for name, c := range map[string]context.Context{"cancelled": cancelled, "expired": expired} {
 			failure(t, name+" Get", func() error { _, err := s.Get(c, e.Key); return err })
-			failure(t, name+" Put", func() error { return s.Put(c, entry(key(), "never")) })
+			failure(t, name+" Put", func() error { return s.Put(c, entry(Key(), "never")) })
 		}
 	})
 }
@@ -253,12 +254,18 @@ func compressible(k string, opt Options) *responsecache.Entry {
 	return e
 }
 
-// incompressible is an entry whose body is n random bytes, which gzip only makes larger.
+// incompressible is an entry whose body is n random bytes.
 func incompressible(k string, n int) *responsecache.Entry {
 	e := entry(k, "")
-	e.Body = make([]byte, n)
-	_, _ = rand.Read(e.Body)
+	e.Body = Random(n)
 	return e
+}
+
+// Random returns n random bytes, which gzip only makes larger.
+func Random(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
 }
 
 // whichOf returns the i below n whose want(i) got is, or -1.
@@ -320,7 +327,7 @@ func must(t *testing.T, err error) {
 func Unreachable(t *testing.T, s responsecache.Store, bound time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	k := key()
+	k := Key()
 	for name, call := range map[string]func() error{
 		"Put": func() error { return s.Put(ctx, entry(k, "x")) },
 		"Get": func() error { _, err := s.Get(ctx, k); return err },
