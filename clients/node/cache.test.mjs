@@ -1,7 +1,7 @@
 // The response cache as the official SDKs see it, against the gateways the Go test serves
 // (sdk_test.go), on each backend's cached models (cache: {ttl: 1h}), with a text answer and
 // with a tool call: openai-node chat.completions.create, whole and streamed (with
-// include_usage); openai-node responses.create, whole and streamed, with store: false and
+// include_usage and without); openai-node responses.create, whole and streamed, with store: false and
 // store: true, the latter both on the gateway without a response store (where the answer
 // says store: false) and on the one with a store (FNGATE_STORE_URL); @anthropic-ai/sdk
 // messages.create, and messages.stream with its finalMessage().
@@ -10,7 +10,10 @@
 // SDK parsed of the hit (the object; for a stream every event it yielded, and the Anthropic
 // helper's finalMessage()) must deep-equal what it parsed of the miss once the ids and
 // creation times a hit makes anew are taken out, and nothing else (fresh, below). Usage must
-// be there on the miss, so the comparison shows it on the hit too. Between the two, the Go
+// be there on the miss (where the client asked for it), so the comparison shows it on the
+// hit too. The hit's own id must differ from the miss's; on the gateway with a response
+// store responses.retrieve must read back both as they were answered, and a turn with
+// previous_response_id must go on from the hit. Between the two, the Go
 // side's flush endpoint (FNGATE_CACHE_FLUSH_URL) returns once the miss is in the cache: the
 // gateway writes it off the request path, after the client has its answer.
 // Run by `go test ./clients/` with FNGATE_* set; not meant to run alone.
@@ -116,12 +119,12 @@ for (const b of backends) {
     const what = tools ? "a tool call" : "a text answer";
     const model = tools ? b.cachedTools : b.cached;
 
-    // checkChat: the miss is the backend's answer, with usage.
-    const checkChat = (m, usage) => {
+    // checkChat: the miss is the backend's answer; checkUsage: with usage.
+    const checkChat = (m) => {
       if (tools) assert.equal(m.tool_calls?.[0]?.function?.name, weather.name, JSON.stringify(m));
       else assert.match(m.content, /Cache case \d+/);
-      assert.ok(usage?.prompt_tokens > 0 && usage?.completion_tokens > 0, `usage ${JSON.stringify(usage)}`);
     };
+    const checkUsage = (usage) => assert.ok(usage?.prompt_tokens > 0 && usage?.completion_tokens > 0, `usage ${JSON.stringify(usage)}`);
 
     test(`${b.name}: openai-node chat.completions.create, ${what}`, async () => {
       const params = { model, max_completion_tokens: 200, messages: [{ role: "user", content: unique() }], ...(tools && { tools: chatTools }) };
@@ -129,24 +132,30 @@ for (const b of backends) {
         const { data, response } = await openai.chat.completions.create(params).withResponse();
         return { result: data, response };
       });
-      checkChat(miss.choices[0].message, miss.usage);
+      checkChat(miss.choices[0].message);
+      checkUsage(miss.usage);
       sameAnswer(miss, hit, fresh.chat);
     });
 
-    test(`${b.name}: openai-node chat.completions.create streamed, ${what}`, async () => {
-      const params = {
-        model, max_completion_tokens: 200, messages: [{ role: "user", content: unique() }], ...(tools && { tools: chatTools }),
-        stream: true, stream_options: { include_usage: true },
-      };
-      const { miss, hit } = await twice(async () => {
-        const { data, response } = await openai.chat.completions.create(params).withResponse();
-        return { result: await events(data), response };
+    // Without include_usage a stream has no usage chunk, the hit's neither.
+    for (const includeUsage of [true, false]) {
+      test(`${b.name}: openai-node chat.completions.create streamed, include_usage: ${includeUsage}, ${what}`, async () => {
+        const params = {
+          model, max_completion_tokens: 200, messages: [{ role: "user", content: unique() }], ...(tools && { tools: chatTools }),
+          stream: true, ...(includeUsage && { stream_options: { include_usage: true } }),
+        };
+        const { miss, hit } = await twice(async () => {
+          const { data, response } = await openai.chat.completions.create(params).withResponse();
+          return { result: await events(data), response };
+        });
+        const deltas = miss.flatMap((c) => c.choices.map((ch) => ch.delta));
+        const message = { content: deltas.map((d) => d.content ?? "").join(""), tool_calls: deltas.flatMap((d) => d.tool_calls ?? []) };
+        checkChat(message);
+        if (includeUsage) checkUsage(miss.at(-1).usage);
+        else assert.ok(miss.every((c) => !c.usage), "a usage chunk the client did not ask for");
+        sameAnswer(miss, hit, each(fresh.chat), (chunks) => chunks[0].id);
       });
-      const deltas = miss.flatMap((c) => c.choices.map((ch) => ch.delta));
-      const message = { content: deltas.map((d) => d.content ?? "").join(""), tool_calls: deltas.flatMap((d) => d.tool_calls ?? []) };
-      checkChat(message, miss.at(-1).usage);
-      sameAnswer(miss, hit, each(fresh.chat), (chunks) => chunks[0].id);
-    });
+    }
 
     // On the gateway without a response store store: true is answered store: false, on the
     // one with a store the answer is kept: the hit as a response of its own, which
