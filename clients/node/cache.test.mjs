@@ -79,6 +79,8 @@ const fresh = {
     return rest;
   },
   // A response object: its id, created_at and completed_at, and the id of each output item.
+  // (Where the openai kind passes the Responses API through, the items' ids and the times
+  // are the upstream's, which a hit repeats as they were: only the response id is new.)
   response: ({ id, created_at, completed_at, ...rest }) => {
     assert.match(id, /^resp_/);
     assert.ok(Number.isInteger(created_at), `created_at ${created_at}`);
