@@ -15,8 +15,8 @@ import (
 // under strict the second call is a 400 naming messages[2].name, and under extended (where a
 // tool message's name is implied by its tool_call_id) the example works to the end.
 func TestGoOpenAIToolExample(t *testing.T) {
-	url, backends := serveSDKGateway(t)
-	for _, b := range backends {
+	gw := serveSDKGateway(t)
+	for _, b := range gw.Backends {
 		for _, profile := range []string{"strict", "extended"} {
 			t.Run(b.Name+" "+profile, func(t *testing.T) {
 				key := sdkStrictKey
@@ -24,7 +24,7 @@ func TestGoOpenAIToolExample(t *testing.T) {
 					key = sdkExtendedKey
 				}
 				cfg := goopenai.DefaultConfig(key)
-				cfg.BaseURL = url + "/v1"
+				cfg.BaseURL = gw.URL + "/v1"
 				answer, err := goOpenAIToolExample(context.Background(), goopenai.NewClientWithConfig(cfg), b.Tools)
 				if profile == "extended" {
 					if err != nil || !strings.Contains(answer, "Sunny") {

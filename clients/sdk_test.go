@@ -18,6 +18,8 @@ import (
 	"github.com/fngate/fngate/core/providers/anthropic"
 	"github.com/fngate/fngate/core/providers/mock"
 	"github.com/fngate/fngate/core/providers/openaicompat"
+	"github.com/fngate/fngate/core/responsecache"
+	"github.com/fngate/fngate/core/responsestore"
 	"github.com/fngate/fngate/internal/anthropicfake"
 	"github.com/fngate/fngate/internal/gatewaytest"
 	"github.com/fngate/fngate/internal/openaifake"
@@ -37,15 +39,18 @@ const (
 // tool use, and what its answer to a text is: the text after Said, with Usage as the
 // backend reports it (nil: the mock's, a word count of the prompt and of the answer), and
 // how /v1/messages/count_tokens counts on it (gateway.HeaderTokenCount); Native when the
-// Responses door passes its requests through to the backend's own Responses API.
+// Responses door passes its requests through to the backend's own Responses API. Cached
+// and CachedTools are Chat and Tools with the response cache on (cache: {ttl: 1h}).
 type sdkBackend struct {
-	Name   string    `json:"name"`
-	Chat   string    `json:"chat"`
-	Tools  string    `json:"tools"`
-	Said   string    `json:"said"`
-	Usage  *sdkUsage `json:"usage"`
-	Count  string    `json:"count"`
-	Native bool      `json:"native"`
+	Name        string    `json:"name"`
+	Chat        string    `json:"chat"`
+	Tools       string    `json:"tools"`
+	Said        string    `json:"said"`
+	Usage       *sdkUsage `json:"usage"`
+	Count       string    `json:"count"`
+	Native      bool      `json:"native"`
+	Cached      string    `json:"cached"`
+	CachedTools string    `json:"cachedTools"`
 }
 
 type sdkUsage struct {
@@ -53,9 +58,19 @@ type sdkUsage struct {
 	Output int `json:"output"`
 }
 
+// sdkGateway is what serveSDKGateway serves: the gateway at URL; at StoreURL a second one of
+// the same config that also has a response store (the first has none, which the Vercel AI
+// SDK's second turn relies on), for the cache's store: true answers; each with a memory
+// response cache; and FlushURL, whose POST returns once both have written their cache
+// entries (cacheFlush).
+type sdkGateway struct {
+	URL, StoreURL, FlushURL string
+	Backends                []sdkBackend
+}
+
 // serveSDKGateway serves the mock and an OpenAI-wire and an Anthropic fake that answer like
 // models (openaifake.Model, anthropicfake.Model).
-func serveSDKGateway(t *testing.T) (string, []sdkBackend) {
+func serveSDKGateway(t *testing.T) *sdkGateway {
 	t.Helper()
 	oa := openaifake.New()
 	t.Cleanup(oa.Close)
@@ -76,9 +91,12 @@ models:
   mock-tools: {routes: [{connection: mock, model: tools}]}
   openai-chat: {routes: [{connection: oai, model: gpt-fake}]}
   claude-chat: {routes: [{connection: claude, model: claude-sonnet-4-5}]}
+  cached-mock: {cache: {ttl: 1h}, routes: [{connection: mock, model: echo}]}
+  cached-mock-tools: {cache: {ttl: 1h}, routes: [{connection: mock, model: tools}]}
+  cached-openai: {cache: {ttl: 1h}, routes: [{connection: oai, model: gpt-fake}]}
+  cached-claude: {cache: {ttl: 1h}, routes: [{connection: claude, model: claude-sonnet-4-5}]}
 responses: {compaction_keys: [{id: sdk, key: "` + sdkCompactionKey + `"}]}
 `
-	cfg := gatewaytest.Config(t, yaml, config.Options{Getenv: func(string) string { return "" }})
 	reg := providers.Registry{}
 	mock.Register(reg)
 	openaicompat.Register(reg)
@@ -89,11 +107,23 @@ responses: {compaction_keys: [{id: sdk, key: "` + sdkCompactionKey + `"}]}
 			t.Log(logs.String())
 		}
 	})
-	srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger()})
-	return srv.URL, []sdkBackend{
-		{"mock", "mock-chat", "mock-tools", "", nil, "exact", false},
-		{"openai fake", "openai-chat", "openai-chat", "You said: ", &sdkUsage{5, 3}, "estimate", true},
-		{"anthropic fake", "claude-chat", "claude-chat", "You said: ", &sdkUsage{7, 3}, "exact", false},
+	flush := &cacheFlush{}
+	serve := func(store responsestore.Store) string {
+		cfg := gatewaytest.Config(t, yaml, config.Options{Getenv: func(string) string { return "" }})
+		srv := gatewaytest.Serve(t, cfg, gateway.Options{Registry: reg, Logger: logs.Logger(), Cache: responsecache.NewMemory(), ResponseStore: store}, flush.wrap)
+		flush.gateways = append(flush.gateways, srv.Gateway)
+		return srv.URL
+	}
+	return &sdkGateway{
+		URL: serve(nil), StoreURL: serve(responsestore.NewMemory()), FlushURL: flush.serve(t),
+		Backends: []sdkBackend{
+			{Name: "mock", Chat: "mock-chat", Tools: "mock-tools", Count: "exact",
+				Cached: "cached-mock", CachedTools: "cached-mock-tools"},
+			{Name: "openai fake", Chat: "openai-chat", Tools: "openai-chat", Said: "You said: ", Usage: &sdkUsage{5, 3}, Count: "estimate", Native: true,
+				Cached: "cached-openai", CachedTools: "cached-openai"},
+			{Name: "anthropic fake", Chat: "claude-chat", Tools: "claude-chat", Said: "You said: ", Usage: &sdkUsage{7, 3}, Count: "exact",
+				Cached: "cached-claude", CachedTools: "cached-claude"},
+		},
 	}
 }
 
@@ -102,12 +132,14 @@ responses: {compaction_keys: [{id: sdk, key: "` + sdkCompactionKey + `"}]}
 // models.retrieve), the Vercel AI SDK (generateObject and tools with stepCountIs over .chat();
 // generateText, streamText and a tool round trip over its default Responses provider),
 // LangChain.js (createAgent over two turns, withStructuredOutput), LlamaIndex.TS (its default
-// OpenAI LLM), @anthropic-ai/sdk on the Messages door, under both profiles on each backend, and
-// the openai package's responses.compact with its output sent back (compact.test.mjs).
+// OpenAI LLM), @anthropic-ai/sdk on the Messages door, under both profiles on each backend, the
+// openai package's responses.compact with its output sent back (compact.test.mjs), and a
+// response cache hit as openai-node and @anthropic-ai/sdk parse it, against the miss before it
+// (cache.test.mjs, which FNGATE_CACHE_FLUSH_URL tells when the miss is cached).
 func TestNodeSDKs(t *testing.T) {
 	node := requireNodeSDKs(t)
-	url, backends := serveSDKGateway(t)
-	list, _ := json.Marshal(backends)
+	gw := serveSDKGateway(t)
+	list, _ := json.Marshal(gw.Backends)
 	files, _ := filepath.Glob(filepath.Join("node", "*.test.mjs"))
 	var env []string
 	for _, kv := range os.Environ() {
@@ -117,8 +149,8 @@ func TestNodeSDKs(t *testing.T) {
 		}
 	}
 	env = append(env,
-		"FNGATE_URL="+url, "FNGATE_BASE_URL="+url+"/v1", "FNGATE_STRICT_KEY="+sdkStrictKey, "FNGATE_EXTENDED_KEY="+sdkExtendedKey,
-		"FNGATE_BACKENDS="+string(list),
+		"FNGATE_URL="+gw.URL, "FNGATE_BASE_URL="+gw.URL+"/v1", "FNGATE_STRICT_KEY="+sdkStrictKey, "FNGATE_EXTENDED_KEY="+sdkExtendedKey,
+		"FNGATE_BACKENDS="+string(list), "FNGATE_STORE_URL="+gw.StoreURL, "FNGATE_CACHE_FLUSH_URL="+gw.FlushURL,
 		"LANGCHAIN_TRACING_V2=false", "LANGSMITH_TRACING=false", "NO_COLOR=1")
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".test.mjs"), func(t *testing.T) {
