@@ -44,6 +44,10 @@ type cacheState struct {
 	write  bool   // a complete answer is cached
 }
 
+// replayingDoor is a door that marks what it answers from the cache (the Responses door
+// gives an upstream's recorded object its own times).
+type replayingDoor interface{ replaying() }
+
 // uncacheableDoor is a door some of whose requests the cache must not serve: reason says why
 // a request is one of them, "" when it is not.
 type uncacheableDoor interface {
@@ -164,6 +168,9 @@ var cacheRoute = &route{id: "cache", kind: "cache"}
 
 // serveHit answers the request from rec: a whole answer, or a stream replayed from it.
 func (q *request) serveHit(rec *responsecache.Recording) {
+	if rd, ok := q.wire.(replayingDoor); ok {
+		rd.replaying()
+	}
 	a := q.begin(cacheRoute, 0)
 	q.rc.attempts-- // no upstream was tried
 	a.hit = true

@@ -368,3 +368,49 @@ func cacheStoreDownOn(t *testing.T, stores [2]responsecache.Store) {
 		t.Errorf("cache_error lines by op: %v, want 2 reads and 2 writes", ops)
 	}
 }
+
+// TestCacheHitIsANewAnswer: a hit's times are its own, on routes where the gateway writes the
+// answer and on the Responses door's OpenAI route, where it replays OpenAI's own object.
+func TestCacheHitIsANewAnswer(t *testing.T) {
+	for _, d := range []*cacheDoor{chatDoor, &cacheDoors[5], &cacheDoors[6]} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%v", d.name, stream), func(t *testing.T) {
+				start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+				clock := &fakeClock{t: start}
+				m := responsecache.NewMemory()
+				m.Now = clock.now
+				u := newCacheUpstreams(t)
+				gw := cacheInstances(t, cacheConfig(u, ""), [2]responsecache.Store{m, m}, gateway.Options{Now: clock.now})
+				d.do(t, gw[0], cacheKeyA, stream)
+				flush(t, gw[0])
+				later := start.Add(30 * time.Minute)
+				clock.set(later)
+				hit := d.do(t, gw[1], cacheKeyA, stream)
+				if cacheResult(hit) != "hit" {
+					t.Fatalf("%q, want a hit", cacheResult(hit))
+				}
+				want := fmt.Sprint(later.Unix())
+				for _, name := range []string{`"created":`, `"created_at":`, `"completed_at":`} {
+					for _, v := range valuesAfter(string(hit.Body), name) {
+						if v != want && v != "null" {
+							t.Errorf("%s%s in the hit, want %s", name, v, want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// valuesAfter returns what follows each name in body, up to the next comma or brace.
+func valuesAfter(body, name string) []string {
+	var out []string
+	for {
+		i := strings.Index(body, name)
+		if i < 0 {
+			return out
+		}
+		body = body[i+len(name):]
+		out = append(out, body[:strings.IndexAny(body, ",}")])
+	}
+}

@@ -44,6 +44,10 @@ type responsesDoor struct {
 
 func (*responsesDoor) endpoint() string { return record.EndpointResponses }
 
+// replaying: a hit's response is the gateway's own, times and all, even where the recorded
+// object was OpenAI's.
+func (d *responsesDoor) replaying() { d.obj.Replayed = true }
+
 // uncacheable: a continued conversation's context lives in the response store, which the
 // cache's key does not see; a warm-up answers nothing worth keeping.
 func (d *responsesDoor) uncacheable() string {

@@ -14,6 +14,9 @@ type Object struct {
 	CompletedAt int64  // 0 until it completed
 	Model       string // the gateway model
 	Store       bool   // whether the gateway keeps it
+	// Replayed marks a response served again from the response cache: an upstream's own
+	// object then gets the gateway's times too (PatchResponse), not the recorded ones.
+	Replayed bool
 	// Request is the decoded request, whose settings the object repeats.
 	Request *Request
 }

@@ -28,12 +28,31 @@ func PatchResponse(obj []byte, o *Object) []byte {
 			prev = v
 		}
 	}
-	return patch(obj, map[string][]byte{
+	repl := map[string][]byte{
 		"id":                   openai.AppendString(nil, o.ID),
 		"model":                openai.AppendString(nil, o.Model),
 		"store":                strconv.AppendBool(nil, o.Store),
 		"previous_response_id": prev,
+	}
+	if o.Replayed {
+		repl["created_at"] = strconv.AppendInt(nil, o.CreatedAt, 10)
+		if completed(obj) {
+			repl["completed_at"] = strconv.AppendInt(nil, max(o.CompletedAt, o.CreatedAt), 10)
+		}
+	}
+	return patch(obj, repl)
+}
+
+// completed reports whether the response object obj has a completed_at.
+func completed(obj []byte) bool {
+	done := false
+	_ = jsonx.Members(obj, func(key string, v []byte) error {
+		if key == "completed_at" && string(v) != "null" {
+			done = true
+		}
+		return nil
 	})
+	return done
 }
 
 // appendRaw writes an upstream event with the gateway's sequence number and, in an event
