@@ -272,7 +272,15 @@ func (e *StreamEncoder) appendRaw(b []byte, ev *llm.RawEvent) []byte {
 // patchMessageStart replaces message.model in a message_start event. An event it cannot
 // read is passed on unchanged: the client then sees the upstream's model id, which is still
 // a working answer.
-func patchMessageStart(data []byte, model string) []byte {
+func patchMessageStart(data []byte, model string) []byte { return patchStart(data, "model", model) }
+
+// PatchStartID returns a message_start event's data with message.id set to id: an answer
+// served again from the response cache is a new message. Data it cannot read comes back as
+// it is.
+func PatchStartID(data []byte, id string) []byte { return patchStart(data, "id", id) }
+
+// patchStart sets member name of a message_start event's message to value.
+func patchStart(data []byte, name, value string) []byte {
 	var msg []byte
 	_ = jsonx.Members(data, func(key string, v []byte) error {
 		if key == "message" {
@@ -283,7 +291,7 @@ func patchMessageStart(data []byte, model string) []byte {
 	if msg == nil {
 		return data
 	}
-	patched := PatchModel(msg, model)
+	patched := patchMember(msg, name, value)
 	if patched == nil {
 		return data
 	}
@@ -292,26 +300,18 @@ func patchMessageStart(data []byte, model string) []byte {
 
 // PatchModel returns the message object msg (valid JSON) with its "model" member set to
 // model, or nil when msg has none.
-func PatchModel(msg []byte, model string) []byte {
-	var val []byte
-	_ = jsonx.Members(msg, func(key string, v []byte) error {
-		if key == "model" {
-			val = v
-		}
-		return nil
-	})
-	if val == nil {
-		return nil
-	}
-	return splice(msg, val, appendString(nil, model))
-}
+func PatchModel(msg []byte, model string) []byte { return patchMember(msg, "model", model) }
 
 // PatchID returns the message object msg (valid JSON) with its "id" member set to id, or nil
 // when msg has none: an answer served again from the response cache is a new message.
-func PatchID(msg []byte, id string) []byte {
+func PatchID(msg []byte, id string) []byte { return patchMember(msg, "id", id) }
+
+// patchMember returns the object obj with its member name set to the string value, or nil
+// when it has none.
+func patchMember(obj []byte, name, value string) []byte {
 	var val []byte
-	_ = jsonx.Members(msg, func(key string, v []byte) error {
-		if key == "id" {
+	_ = jsonx.Members(obj, func(key string, v []byte) error {
+		if key == name {
 			val = v
 		}
 		return nil
@@ -319,27 +319,7 @@ func PatchID(msg []byte, id string) []byte {
 	if val == nil {
 		return nil
 	}
-	return splice(msg, val, appendString(nil, id))
-}
-
-// PatchStartID returns a message_start event's data with message.id set to id; data as it
-// is when it has none.
-func PatchStartID(data []byte, id string) []byte {
-	var msg []byte
-	_ = jsonx.Members(data, func(key string, v []byte) error {
-		if key == "message" {
-			msg = v
-		}
-		return nil
-	})
-	if msg == nil {
-		return data
-	}
-	patched := PatchID(msg, id)
-	if patched == nil {
-		return data
-	}
-	return splice(data, msg, patched)
+	return splice(obj, val, appendString(nil, value))
 }
 
 // splice returns outer with inner, a subslice of it, replaced by with.
