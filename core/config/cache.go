@@ -84,20 +84,6 @@ var cacheStore = storeSection{
 	timeout:  DefaultCacheTimeout,
 }
 
-// CacheOf is the cache setting of a request by key k (nil: an open gateway's) to model m:
-// the key's own, else key_defaults', else the model's. Nil is no cache.
-func (c *Config) CacheOf(k *Key, m *Model) *Cache {
-	if k != nil {
-		if k.Cache != nil {
-			return k.Cache
-		}
-		if c.KeyDefaults != nil && c.KeyDefaults.Cache != nil {
-			return c.KeyDefaults.Cache
-		}
-	}
-	return m.Cache
-}
-
 // Caches reports whether any model or key opts into the response cache, which then needs a
 // store.
 func (c *Config) Caches() bool {

@@ -55,7 +55,7 @@ type uncacheableDoor interface {
 }
 
 // cacheSetting is the cache setting of a request by k to m: the key's own, else
-// key_defaults', else the model's (config.Config.CacheOf).
+// key_defaults', else the model's (config's Cache documents the rule).
 func (g *Gateway) cacheSetting(k *clientKey, m *model) *config.Cache {
 	if k != nil {
 		if k.Cache != nil {
