@@ -80,7 +80,7 @@ func TestMain(m *testing.M) {
 // upstream is a fake OpenAI-compatible server with paced and endless streams.
 type upstream struct {
 	mu       sync.Mutex
-	finished time.Time
+	finished time.Time     // when the paced model sent its last word
 	gone     chan struct{} // one value per endless request whose context ended
 }
 
@@ -106,11 +106,12 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			send(chunk(word))
 		}
-		send(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
-		send("[DONE]")
+		// Stamped before the end is sent, so a client that has read [DONE] always sees it.
 		u.mu.Lock()
 		u.finished = time.Now()
 		u.mu.Unlock()
+		send(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+		send("[DONE]")
 	case "endless":
 		for i := 0; ; i++ {
 			send(chunk(fmt.Sprintf(" w%d", i)))

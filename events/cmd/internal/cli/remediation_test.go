@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 type result struct {
@@ -30,8 +31,10 @@ func TestRemediationUnderTheNewName(t *testing.T) {
 	store := "file:" + filepath.Join(t.TempDir(), "routestate.json")
 	env := map[string]string{"REMEDIATION_MODE": "apply"}
 	var burst strings.Builder
+	// Times relative to now: the cooling a burst starts lasts minutes, and status judges it by the clock.
+	start := time.Now().UTC().Truncate(time.Second).Add(-time.Second)
 	for i := range 5 { // five errors within a second: a burst
-		fmt.Fprintf(&burst, `{"time":"2026-12-02T10:00:0%dZ","level":"ERROR","msg":"provider_error","request_id":"r%d","model":"mock/failover","route":"mock/error:503","connection":"mock","provider":"mock","status":503,"error_class":"unavailable"}`+"\n", i%2, i)
+		fmt.Fprintf(&burst, `{"time":%q,"level":"ERROR","msg":"provider_error","request_id":"r%d","model":"mock/failover","route":"mock/error:503","connection":"mock","provider":"mock","status":503,"error_class":"unavailable"}`+"\n", start.Add(time.Duration(i%2)*time.Second).Format(time.RFC3339), i)
 	}
 	for _, tc := range []struct {
 		args  []string
