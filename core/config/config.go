@@ -37,6 +37,8 @@ type Config struct {
 	Responses Responses `yaml:"responses"`
 	// ResponseCache is where the answers models and keys opt to cache are kept (cache.go).
 	ResponseCache ResponseCache `yaml:"response_cache"`
+	// Guardrails are the named content controls models and keys attach (guardrails.go).
+	Guardrails map[string]*Guardrail `yaml:"guardrails"`
 
 	// RequestProfile is how strictly the OpenAI doors read requests: ProfileStrict (the
 	// default: the documented subset, anything else refused) or ProfileExtended (the fields
@@ -173,6 +175,8 @@ type Model struct {
 	Timeouts        *Timeouts `yaml:"timeouts"`
 	// Cache opts the model's requests into the response cache (cache.go).
 	Cache *Cache `yaml:"cache"`
+	// Guardrails check the model's requests and answers (guardrails.go).
+	Guardrails []GuardrailUse `yaml:"guardrails"`
 
 	// Kind is what the model serves: chat (the default; the chat, completions and Messages
 	// doors) or embedding (POST /v1/embeddings). See embedding.go.

@@ -39,6 +39,8 @@ type KeyLimits struct {
 	PerModel map[string]*ModelLimits `yaml:"per_model"`
 	// Cache opts the key's requests into the response cache, or out of it (cache.go).
 	Cache *Cache `yaml:"cache"`
+	// Guardrails are added to those of the models the key calls (guardrails.go).
+	Guardrails []GuardrailUse `yaml:"guardrails"`
 }
 
 // Effective returns k with each part it leaves unset taken from defaults (nil: none).
@@ -57,6 +59,9 @@ func (k KeyLimits) Effective(defaults *KeyLimits) KeyLimits {
 	}
 	if k.Cache == nil {
 		k.Cache = defaults.Cache
+	}
+	if k.Guardrails == nil {
+		k.Guardrails = defaults.Guardrails
 	}
 	return k
 }

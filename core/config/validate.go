@@ -108,6 +108,7 @@ func (c *Config) validate() error {
 	})
 	c.Responses.validate(bad)
 	c.validateCache(bad)
+	c.validateGuardrails(bad)
 	c.KeyStore.validate(bad)
 	c.Admin.validate(bad)
 	c.validateCompactionKeys(bad)
