@@ -20,6 +20,12 @@ func (q *request) answer(routes []*route) {
 		a.answered(ans)
 		a.outChars = answerChars(ans)
 		a.usage = &ans.Usage
+		if oe := q.guardAnswer(ans); oe != nil {
+			a.rec.ErrorCode, a.rec.ErrorMessage = oe.Code, oe.Message
+			a.finish(record.OutcomeError, nil)
+			q.fail(a.rt, oe)
+			return nil
+		}
 		a.finish(record.OutcomeOK, nil)
 		q.writeAnswer(a.rt, ans)
 		q.cacheAnswer(ans)

@@ -128,6 +128,7 @@ func (q *request) partition(set *config.Cache) responsecache.Partition {
 		id, team, p.Residency = k.ID, k.Team, k.Residency
 	}
 	p.Scope = responsecache.ScopeOf(set.Scope, id, team)
+	p.Guardrails = q.guard.partitionNames()
 	switch prof := q.g.profile(k); {
 	case prof.Extended && prof.NamesOptional:
 		p.Profile = config.ProfileExtended + "+" + config.IgnoreMessageNames

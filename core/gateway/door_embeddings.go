@@ -44,6 +44,9 @@ func (q *request) serveEmbeddings(body []byte) {
 		return
 	}
 	defer g.settle(rc)
+	if !q.guardEmbeddings(&req.EmbedRequest) {
+		return
+	}
 	routes, oe := g.planBy(m, rc, "", false, func(rt *route) *llm.Error { return rt.embedder.CheckEmbed(&req.EmbedRequest, rt.target) })
 	if oe != nil {
 		q.refuse(oe)

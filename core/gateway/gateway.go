@@ -106,6 +106,9 @@ type Options struct {
 	// Cache keeps the answers of the models and keys that opt into the response cache
 	// (cache.go); required when one does, and unused otherwise.
 	Cache responsecache.Store
+	// Guardrails makes the checkers of the configured guardrails (guardrails.go); nil builds
+	// the local kind alone, and a config with a cloud guardrail is refused.
+	Guardrails GuardrailFactory
 	// DeadlineMargin is how long before its context's deadline a request is ended in-band
 	// (request.go: Lambda's invoke deadline is the request context's); zero means
 	// DefaultDeadlineMargin. A request whose context has no deadline has no time limit.
@@ -152,6 +155,8 @@ type Gateway struct {
 	cacheTimeout    time.Duration
 	cacheWrites     *cacheWriter
 	keyDefaultCache *config.Cache // key_defaults' cache setting
+
+	guardrails *guardrails // nil: none configured
 }
 
 type model struct {
@@ -231,6 +236,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		}
 	}
 	var err error
+	if g.guardrails, err = newGuardrails(cfg, opt.Guardrails, opt.Metrics, g.now); err != nil {
+		return nil, err
+	}
 	if g.compaction, err = cfg.CompactionKeyring(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -422,7 +430,13 @@ type requestCtx struct {
 	// saved is a hit's cached usage, which the request did not use.
 	cache string
 	saved llm.Usage
+	// guardrails are the guardrails' decisions (guardrails.go), for the request's line and
+	// span; guardUSD what their calls cost.
+	guardrails []record.Guardrail
+	guardUSD   float64
 }
+
+func (rc *requestCtx) guardCost() float64 { return rc.guardUSD }
 
 func (rc *requestCtx) overhead(now time.Time) time.Duration {
 	return max(now.Sub(rc.start)-rc.upstream, 0)

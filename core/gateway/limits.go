@@ -77,6 +77,8 @@ type lease struct {
 	input                int // the input estimate, charged for attempts that did not report theirs
 	reservedTok, usedTok int64
 	reservedUSD, usedUSD int64 // nano-USD
+	// guarded: guardrail calls were charged, which count as spend on a free model too.
+	guarded bool
 }
 
 // newLimiter returns the limiter of keys, nil when none has a limit and no stored key
@@ -258,7 +260,7 @@ func (g *Gateway) settle(rc *requestCtx) {
 		if dTok != 0 && now.Minute <= ls.w.Minute {
 			amounts = append(amounts, limited(ru.scope, counters.Tokens, dTok, 0, false))
 		}
-		if ls.priced && dUSD != 0 {
+		if (ls.priced || ls.guarded) && dUSD != 0 {
 			if now.Day <= ls.w.Day {
 				amounts = append(amounts, limited(ru.scope, counters.SpendDay, dUSD, 0, false))
 			}

@@ -211,8 +211,11 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 	if rc.usage.Reported() {
 		attrs = append(attrs, slog.Any("usage", usageAttrs(&rc.usage)))
 	}
-	if rc.costSet {
-		attrs = append(attrs, slog.Float64("cost_usd", rc.costUSD))
+	if rc.costSet || rc.guardCost() > 0 {
+		attrs = append(attrs, slog.Float64("cost_usd", rc.costUSD+rc.guardCost()))
+	}
+	if len(rc.guardrails) > 0 {
+		attrs = append(attrs, slog.Any("guardrails", guardrailLogs(rc.guardrails)))
 	}
 	if rc.cache != "" {
 		attrs = append(attrs, slog.String("cache", rc.cache))

@@ -37,6 +37,8 @@ type request struct {
 	req  *llm.Request
 	// cache is the response cache's part in the request; nil when nothing caches it.
 	cache *cacheState
+	// guard is the guardrails' part in the request; nil when none applies.
+	guard *guardState
 }
 
 // wire is what every endpoint's requests have: a name in the logs and an error shape. The

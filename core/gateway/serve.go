@@ -43,6 +43,9 @@ func (q *request) serveDoor(body []byte) {
 		return
 	}
 	defer q.g.settle(rc)
+	if !q.guardInput() {
+		return
+	}
 	if q.fromCache() {
 		return
 	}

@@ -27,11 +27,19 @@ func (q *request) stream(routes []*route) {
 		a.usage = &s.usage
 		st, err := a.rt.provider.Stream(a.ctx, q.req, a.rt.target)
 		if err == nil {
-			st = q.recordStream(st)
+			st = q.recordStream(q.guardStream(a, st))
 			err = q.firstVisible(s, st)
 		}
 		waited := a.arrived()
 		q.rc.upstream += waited
+		if gf, ok := err.(*guardFailure); ok {
+			st.Close()
+			a.rec.Latency = waited
+			a.rec.ErrorCode, a.rec.ErrorMessage = gf.oe.Code, gf.oe.Message
+			a.finish(record.OutcomeError, nil)
+			q.fail(a.rt, gf.oe)
+			return nil
+		}
 		if err == nil {
 			a.rec.TTFT = waited
 			q.rc.ttft = time.Since(q.rc.start)
@@ -76,6 +84,8 @@ type streaming struct {
 	st    llm.Stream
 	first llm.Delta
 	usage llm.Usage
+	// guardFailed is the client's error when an output guardrail failed closed mid-stream.
+	guardFailed *llm.Error
 }
 
 // committed sends the stream of a committed attempt to its end.
@@ -137,6 +147,10 @@ func (q *request) committed(s *streaming) {
 			}
 			break
 		}
+		if gf, ok := err.(*guardFailure); ok {
+			s.guardFailed = gf.oe
+			break
+		}
 		if err != nil {
 			failed = a.failure(err)
 			break
@@ -159,6 +173,7 @@ func (q *request) committed(s *streaming) {
 // left; then the attempt and the request.
 func (q *request) endStream(s *streaming, sw *sseWriter, werr error, failed *providers.Error) {
 	a, rt := s.attempt, s.rt
+	a.outChars += q.withheld()
 	a.charge()
 	switch {
 	case q.timeUp():
@@ -169,6 +184,12 @@ func (q *request) endStream(s *streaming, sw *sseWriter, werr error, failed *pro
 	case werr != nil || q.clientGone():
 		a.finish(record.OutcomeClientClosed, nil)
 		q.done(statusClientClosed, rt.id, nil)
+	case s.guardFailed != nil:
+		oe := s.guardFailed
+		_ = sw.send(s.enc.fail(sw.buf[:0], oe))
+		a.rec.ErrorCode, a.rec.ErrorMessage = oe.Code, oe.Message
+		a.finish(record.OutcomeError, nil)
+		q.done(http.StatusOK, rt.id, oe)
 	case failed != nil:
 		oe := failed.ClientError()
 		_ = sw.send(s.enc.fail(sw.buf[:0], oe))

@@ -85,7 +85,7 @@ func (rc *requestCtx) endTrace(now time.Time, status int, route string, oe *llm.
 		RequestID: rc.id, Endpoint: rc.endpoint, Model: rc.model, Stream: rc.stream,
 		Status: status, Route: route, Attempts: rc.attempts, Usage: rc.usage, Error: oe,
 		Latency: now.Sub(rc.start), TTFT: rc.ttft, Overhead: rc.overhead(now), Transport: rc.transport(),
-		Cache: rc.cache, Saved: rc.saved,
+		Cache: rc.cache, Saved: rc.saved, Guardrails: rc.guardrails,
 	}
 	if rc.key != nil {
 		rec.Key = rc.key.Name

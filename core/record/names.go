@@ -11,6 +11,26 @@ const (
 	OutcomeCacheHit = "cache_hit"
 )
 
+// Guardrail directions and actions (record.Guardrail).
+const (
+	GuardrailInput  = "input"
+	GuardrailOutput = "output"
+
+	GuardrailPass         = "pass"
+	GuardrailMasked       = "mask"
+	GuardrailBlocked      = "block"
+	GuardrailLogged       = "log"
+	GuardrailFailedOpen   = "error_open"   // the service failed; the request went on unchecked
+	GuardrailFailedClosed = "error_closed" // the service failed; the request was refused
+)
+
+// MetricGuardrailDecisions counts guardrail decisions (EMF, namespace fngate, dimensions
+// Guardrail and Action); MetricGuardrailLatency is each decision's wait on its service.
+const (
+	MetricGuardrailDecisions = "GuardrailDecisions"
+	MetricGuardrailLatency   = "GuardrailLatency"
+)
+
 // Response cache results, as the x-fngate-cache header and the request line name them.
 const (
 	CacheHit    = "hit"    // served from the cache

@@ -82,4 +82,29 @@ type Request struct {
 	// Transport is TransportWebSocket for a response.create of the Responses API's WebSocket
 	// mode, "" for an HTTP request.
 	Transport string
+	// Guardrails are the decisions of the guardrails that checked the request and its
+	// answer, in the order they ran.
+	Guardrails []Guardrail
+}
+
+// Guardrail is one guardrail's decision on a request (its input) or its answer (its output,
+// all the windows of a stream in one).
+type Guardrail struct {
+	Name string
+	On   string // GuardrailInput or GuardrailOutput
+	Mode string // block, mask or log
+	// Action is what the gateway did: one of the GuardrailPass ... names. Under mode log it
+	// is GuardrailLogged and WouldBe says what block or mask mode would have done.
+	Action  string
+	WouldBe string
+	// Categories name what matched (policies, filters, entity kinds), never the text.
+	Categories []string
+	// Error is the failure kind of a service that did not give a verdict ("" when it did);
+	// the action is then GuardrailFailedOpen or GuardrailFailedClosed.
+	Error string
+	// Checks counts the service calls; Cached the texts its verdict cache answered.
+	Checks, Cached int
+	Latency        time.Duration // the time spent waiting on the service
+	Units          int           // what the service metered
+	CostUSD        float64       // at the service's published price
 }
