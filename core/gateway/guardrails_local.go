@@ -1,12 +1,9 @@
 package gateway
 
 import (
-	"errors"
-
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/guardrail"
+	"github.com/fngate/fngate/core/guardrail/local"
 )
 
-func newLocalChecker(*config.Guardrail) (guardrail.Checker, error) {
-	return nil, errors.New("TEMPORARY: the local kind lands with core/guardrail/local")
-}
+func newLocalChecker(g *config.Guardrail) (guardrail.Checker, error) { return local.New(g) }
