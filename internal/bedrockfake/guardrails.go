@@ -121,6 +121,13 @@ func (g *Guardrails) URL() string {
 	return g.srv.URL
 }
 
+// Close stops the fake's server before the test ends (its port then refuses connections).
+func (g *Guardrails) Close() {
+	if g.srv != nil {
+		g.srv.Close()
+	}
+}
+
 // SetRegion sets the region requests must be signed for.
 func (g *Guardrails) SetRegion(region string) { g.mu.Lock(); g.region = region; g.mu.Unlock() }
 
