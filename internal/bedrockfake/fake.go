@@ -6,6 +6,9 @@
 //	POST /model/{modelId}/invoke                       InvokeModel (Anthropic's Messages body)
 //	POST /model/{modelId}/invoke-with-response-stream  InvokeModelWithResponseStream
 //	POST /model/{modelId}/count-tokens                 CountTokens
+//	POST /guardrail/{id}/version/{version}/apply       ApplyGuardrail (guardrails.go), when
+//	                                                   Server.Guardrails is set, or on its own
+//	                                                   server through NewGuardrails
 //
 // It validates Converse requests as Bedrock does (first message from the user, alternating
 // roles, toolConfig present whenever toolUse or toolResult blocks are, no blank text, tool ids
@@ -175,6 +178,9 @@ type Server struct {
 	// KB, many calls a request) failed so about once in a few thousand calls with a 5ms pause.
 	// Real Bedrock never answers that fast. Default 30ms, as StreamDelay.
 	EmbedDelay time.Duration
+	// Guardrails, when set, answers ApplyGuardrail on this runtime too (NewGuardrailsHandler),
+	// so one endpoint serves a test's models and its guardrail, as Bedrock's runtime does.
+	Guardrails *Guardrails
 	// Betas, when set, are the anthropic_beta flags InvokeModel accepts; others get the
 	// ValidationException Bedrock answers an unknown flag with.
 	Betas []string
@@ -213,6 +219,13 @@ func (s *Server) mux() *http.ServeMux {
 	for _, op := range []string{OpConverse, OpConverseStream, OpInvoke, OpInvokeStream, OpCountTokens} {
 		m.HandleFunc("POST /model/{modelId}/"+op, func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, op) })
 	}
+	m.HandleFunc("POST /guardrail/", func(w http.ResponseWriter, r *http.Request) {
+		if s.Guardrails == nil {
+			writeException(w, &Exception{Type: "UnknownOperationException", Message: "this fake runtime has no Guardrails", Status: 404})
+			return
+		}
+		s.Guardrails.ServeHTTP(w, r)
+	})
 	return m
 }
 
