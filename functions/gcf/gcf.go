@@ -30,6 +30,8 @@ package gcf
 import (
 	"context"
 	"fmt"
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
+	"github.com/fngate/fngate/core/guardrail/kinds"
 	"log/slog"
 	"net/http"
 	"os"
@@ -93,6 +95,7 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 	// served. Each connection is one of the instance's concurrent requests, bounded by the
 	// function's timeout.
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys, Tracer: tel.Tracer(), WebSockets: true}
+	gopt.Guardrails = kinds.Factory(sdkconfig.Load, armorGuardrails)
 	if err := selfRepair(ctx, getenv, logger, &gopt); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fngate/fngate/core/guardrail/kinds"
 	"log/slog"
 	"os"
 
@@ -82,6 +83,7 @@ func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway,
 	// WebSockets stays off: a function URL passes no upgrade, so a handshake gets the 426
 	// that names HTTP streaming.
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
+	gopt.Guardrails = kinds.Factory(awsconf.FromEnvironment, nil)
 	if tel != nil {
 		gopt.Tracer = tel.tracer
 	}

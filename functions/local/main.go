@@ -24,6 +24,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/fngate/fngate/core/awsconf/sdkconfig"
+	"github.com/fngate/fngate/core/guardrail/kinds"
 	"log/slog"
 	"net"
 	"net/http"
@@ -85,6 +87,7 @@ func run() error {
 	// net/http hands an upgraded connection to its handler: the Responses API's WebSocket
 	// mode is served.
 	gopt := gateway.Options{Registry: registry(), Logger: logger, Tracer: tel.Tracer(), WebSockets: true}
+	gopt.Guardrails = kinds.Factory(sdkconfig.Load, armorGuardrails)
 	var routes routestate.Store
 	if *routeState != "off" {
 		store, err := routestate.OpenFile(*routeState)
