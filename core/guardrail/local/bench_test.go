@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,5 +84,26 @@ func BenchmarkMask(b *testing.B) {
 				c.Mask(bc.text)
 			}
 		})
+	}
+}
+
+// BenchmarkRegexpBaseline is what the scanner replaces: one regular expression per built-in
+// kind (looser than the recognizers, with no Luhn or mod-97 check), run over the same clean
+// text. It is here to keep the comparison honest as either side changes.
+func BenchmarkRegexpBaseline(b *testing.B) {
+	res := []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b`),
+		regexp.MustCompile(`\+[1-9][0-9 ().-]{7,18}[0-9]|\(?\b[2-9][0-9]{2}\)?[ .-]?[0-9]{3}[.-][0-9]{4}\b`),
+		regexp.MustCompile(`\b(?:[0-9][ -]?){12,18}[0-9]\b`),
+		regexp.MustCompile(`\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`),
+		regexp.MustCompile(`\b(?:sk-[A-Za-z0-9_-]{20,}|AKIA[A-Z0-9]{16}|gh[pousr]_[A-Za-z0-9]{36}|AIza[A-Za-z0-9_-]{35}|eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)`),
+	}
+	text := textOf(cleanChunk, 140<<10)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, re := range res {
+			re.FindAllStringIndex(text, -1)
+		}
 	}
 }

@@ -10,6 +10,7 @@ const (
 	classWord  // [A-Za-z0-9_]
 	classLocal // what an email's local part may hold: [A-Za-z0-9._%+-]
 	classB64   // [A-Za-z0-9_-]: base64url, the body of most tokens
+	classStart // what a word-start entity can begin with: digits, upper case, s r g x e
 )
 
 var classes = func() (t [256]uint8) {
@@ -21,6 +22,9 @@ var classes = func() (t [256]uint8) {
 	}
 	for b := 'a'; b <= 'z'; b++ {
 		t[b] |= classLower | classWord | classLocal | classB64
+	}
+	for _, b := range "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZsrgxe" {
+		t[b] |= classStart
 	}
 	t['_'] |= classWord | classLocal | classB64
 	t['-'] |= classLocal | classB64

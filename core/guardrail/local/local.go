@@ -3,26 +3,27 @@
 // answers (emails, phone numbers, card numbers, IBANs, API keys) plus the operator's own
 // mask patterns.
 //
-//	local.go    Checker: New compiles a config.Guardrail, Check gives a verdict
-//	mask.go     Mask: candidates found, overlaps resolved, placeholders written
-//	scan.go     the scanner: one pass that finds candidates by cheap byte tests
-//	bytes.go    byte classes and the word boundaries every recognizer shares
-//	card.go     card numbers (Luhn, brand prefixes)
-//	iban.go     IBANs (the registry's lengths, mod 97)
-//	email.go    email addresses
-//	phone.go    phone numbers (E.164 with +, NANP national formats)
-//	apikey.go   API keys, tokens and PEM private keys
+//	local.go      Checker: New compiles a config.Guardrail, Check gives a verdict
+//	mask.go       Mask: candidates found, overlaps resolved, placeholders written
+//	scan.go       the scanner: one pass that finds candidates by cheap byte tests
+//	bytes.go      byte classes and the word boundaries every recognizer shares
+//	card.go       card numbers (Luhn, brand prefixes)
+//	iban.go       IBANs (the registry's lengths, mod 97)
+//	email.go      email addresses
+//	phone.go      phone numbers (E.164 with +, NANP national formats)
+//	apikey.go     API keys, tokens and PEM private keys
+//	prefilter.go  operator patterns, passed over when a text lacks their literal
 //
 // The built-ins are hand-written recognizers rather than regular expressions: this runs on
 // every request's text (histories of 100+ KB), and a scanner that looks only at word starts
 // and a few trigger bytes costs a fraction of running five regular expressions over it, with
-// no allocation when nothing matches. Operator patterns (mask_patterns, block) are RE2.
+// no allocation when nothing matches. Operator patterns (mask_patterns, block) are RE2,
+// run only on texts that hold the literal every match needs.
 package local
 
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -34,7 +35,7 @@ import (
 // Checker is a compiled local guardrail. It holds no mutable state, so it is safe for
 // concurrent use.
 type Checker struct {
-	block    []*regexp.Regexp
+	block    []expr
 	builtins kindSet
 	patterns []pattern
 	// names are the kind names by kind index: the built-ins, then the operator's patterns.
@@ -45,7 +46,7 @@ type Checker struct {
 
 // pattern is one of the operator's mask patterns.
 type pattern struct {
-	re   *regexp.Regexp
+	expr
 	kind uint8
 }
 
@@ -78,20 +79,20 @@ func New(g *config.Guardrail) (*Checker, error) {
 		return nil, fmt.Errorf("local guardrail %s: at most %d mask_patterns, got %d", g.Name, maxPatterns, len(names))
 	}
 	for _, name := range names {
-		re, err := regexp.Compile(g.MaskPatterns[name])
+		e, err := compileExpr(g.MaskPatterns[name])
 		if err != nil {
 			return nil, fmt.Errorf("local guardrail %s: mask_patterns.%s: %w", g.Name, name, err)
 		}
-		c.patterns = append(c.patterns, pattern{re: re, kind: uint8(len(c.names))})
+		c.patterns = append(c.patterns, pattern{expr: e, kind: uint8(len(c.names))})
 		c.names = append(c.names, name)
 		c.placeholders = append(c.placeholders, "["+strings.ToUpper(name)+"]")
 	}
-	for i, expr := range g.Block {
-		re, err := regexp.Compile(expr)
+	for i, pattern := range g.Block {
+		e, err := compileExpr(pattern)
 		if err != nil {
 			return nil, fmt.Errorf("local guardrail %s: block[%d]: %w", g.Name, i, err)
 		}
-		c.block = append(c.block, re)
+		c.block = append(c.block, e)
 	}
 	// Masking must be idempotent: a placeholder the built-ins would recognize
 	// ([AKIA0123456789ABCDEF] from a pattern named akia0123456789abcdef) would be masked again.
@@ -112,9 +113,9 @@ func (c *Checker) Check(ctx context.Context, src guardrail.Source, texts []strin
 	if err := ctx.Err(); err != nil {
 		return guardrail.Verdict{}, err
 	}
-	for i, re := range c.block {
+	for i := range c.block {
 		for _, t := range texts {
-			if re.MatchString(t) {
+			if c.block[i].matchString(t) {
 				return guardrail.Verdict{Action: guardrail.Block, Categories: []string{fmt.Sprintf("block[%d]", i)}}, nil
 			}
 		}

@@ -68,6 +68,9 @@ func (c *Checker) builtinSpans(text string, spans []span) []span {
 // passes the config's check that a pattern does not match "", and matches nothing worth
 // replacing) and those touching a placeholder, which must never be masked again.
 func patternSpans(text string, p pattern, spans []span) []span {
+	if !p.mayMatch(text) {
+		return spans
+	}
 	for _, m := range p.re.FindAllStringIndex(text, -1) {
 		if m[0] == m[1] || touchesPlaceholder(text, m[0], m[1]) {
 			continue

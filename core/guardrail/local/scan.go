@@ -10,15 +10,17 @@ func (c *Checker) scan(s string, spans []span) []span {
 		b := s[i]
 		cl := classes[b]
 		if cl&classWord == 0 {
-			if end, kind := c.atPunct(s, i); end > 0 {
-				spans = append(spans, span{start: i, end: end, kind: kind})
-				i = end
-				continue
+			if b == '+' || b == '(' || b == '-' {
+				if end, kind := c.atPunct(s, i); end > 0 {
+					spans = append(spans, span{start: i, end: end, kind: kind})
+					i = end
+					continue
+				}
 			}
 			i++
 			continue
 		}
-		if !wordBefore(s, i) {
+		if cl&classStart != 0 && !wordBefore(s, i) {
 			if end, kind := c.atWord(s, i); end > 0 {
 				spans = append(spans, span{start: i, end: end, kind: kind})
 				i = end
