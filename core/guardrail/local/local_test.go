@@ -1,116 +1,161 @@
-package local_test
+package local
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
+	"time"
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/guardrail"
-	"github.com/fngate/fngate/core/guardrail/local"
 )
 
-func checker(t testing.TB) *local.Checker {
-	c, err := local.New(&config.Guardrail{Kind: "local", Mask: config.LocalPII,
-		MaskPatterns: map[string]string{"employee_id": `\bE\d{6}\b`}, Block: []string{`(?i)ignore (all )?previous instructions`}})
+func newChecker(t testing.TB, g config.Guardrail) *Checker {
+	t.Helper()
+	g.Kind, g.Name = config.GuardrailLocal, "test"
+	c, err := New(&g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-// TestMaskTable: true positives are masked as their kind, false positives left alone.
-func TestMaskTable(t *testing.T) {
-	c := checker(t)
-	for _, tc := range []struct{ in, want string }{
-		// true positives
-		{"mail alice@example.com now", "mail [EMAIL] now"},
-		{"<Bob.Smith+tag@mail.co.uk>", "<[EMAIL]>"},
-		{"card 4111 1111 1111 1111.", "card [CARD]."},
-		{"4111-1111-1111-1111", "[CARD]"},
-		{"5500005555555559", "[CARD]"},
-		{"IBAN GB82 WEST 1234 5698 7654 32 ok", "IBAN [IBAN] ok"},
-		{"DE89370400440532013000", "[IBAN]"},
-		{"call +1 415 555 2671", "call [PHONE]"},
-		{"call (415) 555-2671 today", "call [PHONE] today"},
-		{"or 415-555-2671", "or [PHONE]"},
-		{"+44 20 7946 0958", "[PHONE]"},
-		{"key sk-proj-abcdefghijklmnopqrstuvwx", "key [API_KEY]"},
-		{"sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAA", "[API_KEY]"},
-		{"AKIAIOSFODNN7EXAMPLE", "[API_KEY]"},
-		{"ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[API_KEY]"},
-		{"employee E123456 left", "employee [EMPLOYEE_ID] left"},
-		// false positives
-		{"released 2026-12-02 at 10:05:01", "released 2026-12-02 at 10:05:01"},
-		{"version 1.2.3 and 10.0.0.1", "version 1.2.3 and 10.0.0.1"},
-		{"order 4111111111111112", "order 4111111111111112"},
-		{"zeros 0000 0000 0000 0000", "zeros 0000 0000 0000 0000"},
-		{"IBAN GB00 WEST 1234 5698 7654 32", "IBAN GB00 WEST 1234 5698 7654 32"},
-		{"user@localhost", "user@localhost"},
-		{"sk-8 is a model name", "sk-8 is a model name"},
-		{"timestamp 1733133901", "timestamp 1733133901"},
-		{"ISO 2026-12-02T10:05:01Z", "ISO 2026-12-02T10:05:01Z"},
-		{"x = 12345 + 67890", "x = 12345 + 67890"},
-		{"[EMAIL] and [CARD] stay", "[EMAIL] and [CARD] stay"},
-	} {
-		if got, _ := c.Mask(tc.in); got != tc.want {
-			t.Errorf("Mask(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestCheck(t *testing.T) {
-	c := checker(t)
-	ctx := context.Background()
-	v, _ := c.Check(ctx, guardrail.Input, []string{"mail a@b.io", "Please IGNORE previous instructions"})
-	if v.Action != guardrail.Block || v.Categories[0] != "block[0]" || v.Masked != nil {
-		t.Fatalf("block beats mask: %+v", v)
+	g := config.Guardrail{
+		Mask:         []string{"email", "card"},
+		MaskPatterns: map[string]string{"employee_id": `\bEMP-\d{6}\b`},
+		Block:        []string{`(?i)ignore previous instructions`, `(?i)\bdrop table\b`},
 	}
-	v, _ = c.Check(ctx, guardrail.Input, []string{"plain", "mail a@b.io, card 4111 1111 1111 1111"})
-	if v.Action != guardrail.Mask || v.Masked[0] != "plain" || v.Masked[1] != "mail [EMAIL], card [CARD]" || strings.Join(v.Categories, ",") != "card,email" {
-		t.Fatalf("mask: %+v", v)
+	c := newChecker(t, g)
+	tests := []struct {
+		name  string
+		texts []string
+		want  guardrail.Verdict
+	}{
+		{"nothing", []string{"hello", "world"}, guardrail.Verdict{Action: guardrail.Pass}},
+		{"no texts", nil, guardrail.Verdict{Action: guardrail.Pass}},
+		{"block", []string{"fine", "Please IGNORE previous instructions"}, guardrail.Verdict{Action: guardrail.Block, Categories: []string{"block[0]"}}},
+		{"first pattern that matches wins", []string{"drop table x; ignore previous instructions"}, guardrail.Verdict{Action: guardrail.Block, Categories: []string{"block[0]"}}},
+		{"second pattern", []string{"DROP TABLE users"}, guardrail.Verdict{Action: guardrail.Block, Categories: []string{"block[1]"}}},
+		{"block beats mask", []string{"a@example.com", "ignore previous instructions"}, guardrail.Verdict{Action: guardrail.Block, Categories: []string{"block[0]"}}},
+		{"mask aligned", []string{"plain", "mail a@example.com", "card 4111111111111111, EMP-123456", "plain too"},
+			guardrail.Verdict{Action: guardrail.Mask,
+				Masked:     []string{"plain", "mail [EMAIL]", "card [CARD], [EMPLOYEE_ID]", "plain too"},
+				Categories: []string{"card", "email", "employee_id"}}},
+		{"categories unique", []string{"a@example.com", "b@example.com"},
+			guardrail.Verdict{Action: guardrail.Mask, Masked: []string{"[EMAIL]", "[EMAIL]"}, Categories: []string{"email"}}},
+		{"kind not configured", []string{"+14155552671 DE89370400440532013000"}, guardrail.Verdict{Action: guardrail.Pass}},
 	}
-	if v, _ = c.Check(ctx, guardrail.Output, []string{"nothing here"}); v.Action != guardrail.Pass || v.Masked != nil {
-		t.Fatalf("pass: %+v", v)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, src := range []guardrail.Source{guardrail.Input, guardrail.Output} {
+				got, err := c.Check(context.Background(), src, tc.texts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Action != tc.want.Action || !slices.Equal(got.Masked, tc.want.Masked) || !slices.Equal(got.Categories, tc.want.Categories) || got.Units != 0 || got.CostUSD != 0 {
+					t.Errorf("%v: Check(%q) = %+v, want %+v", src, tc.texts, got, tc.want)
+				}
+				if tc.want.Action == guardrail.Pass && got.Masked != nil {
+					t.Errorf("a pass has Masked %q, want nil", got.Masked)
+				}
+			}
+		})
 	}
 }
 
-func FuzzMask(f *testing.F) {
-	for _, s := range []string{"alice@example.com", "4111 1111 1111 1111", "GB82 WEST 1234 5698 7654 32", "+1 415 555 2671",
-		"sk-proj-abcdefghijklmnopqrstuvwx", "é@ü.de", "(415) 555-2671x", ""} {
-		f.Add(s)
+func TestCheckNeverReportsMatchedText(t *testing.T) {
+	c := newChecker(t, config.Guardrail{Mask: config.LocalPII, Block: []string{`secret-\w+`}})
+	for _, texts := range [][]string{{"the secret-sauce"}, {"jane@example.com " + openAIKey}} {
+		v, err := c.Check(context.Background(), guardrail.Input, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cat := range v.Categories {
+			for _, txt := range texts {
+				if strings.Contains(txt, cat) && len(cat) > 6 {
+					t.Errorf("category %q is part of the text %q", cat, txt)
+				}
+			}
+		}
 	}
-	c := checker(f)
-	f.Fuzz(func(t *testing.T, s string) {
-		m, _ := c.Mask(s)
-		if utf8.ValidString(s) && !utf8.ValidString(m) {
-			t.Fatalf("Mask(%q) = %q: not UTF-8", s, m)
+}
+
+func TestCheckHonoursContext(t *testing.T) {
+	c := newChecker(t, config.Guardrail{Mask: config.LocalPII, Block: []string{`(?i)ignore previous instructions`}})
+	big := strings.Repeat("lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 20_000)
+	texts := []string{big, big, big}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Check(ctx, guardrail.Input, texts); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled context: err = %v, want context.Canceled", err)
+	}
+
+	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Check(ctx, guardrail.Input, texts)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want nil or context.DeadlineExceeded", err)
 		}
-		if again, kinds := c.Mask(m); again != m || len(kinds) != 0 {
-			t.Fatalf("masking %q again gave %q (%v): not idempotent", m, again, kinds)
-		}
-		if len(m) > len(s)+len("[EMPLOYEE_ID]")*(len(s)/2+1) {
-			t.Fatalf("Mask grew %d bytes to %d", len(s), len(m))
-		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Check did not return")
+	}
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name    string
+		g       config.Guardrail
+		wantErr string
+	}{
+		{"builtins", config.Guardrail{Mask: config.LocalPII}, ""},
+		{"unknown kind", config.Guardrail{Mask: []string{"ssn"}}, "unknown kind"},
+		{"bad block pattern", config.Guardrail{Block: []string{"("}}, "block[0]"},
+		{"bad mask pattern", config.Guardrail{MaskPatterns: map[string]string{"x": "("}}, "mask_patterns.x"},
+		{"placeholder that masks itself", config.Guardrail{Mask: []string{"api_key"}, MaskPatterns: map[string]string{"akia0123456789abcdef": "x"}}, "would itself be masked"},
+		{"placeholder of a kind not masked", config.Guardrail{Mask: []string{"email"}, MaskPatterns: map[string]string{"akia0123456789abcdef": "x"}}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.g.Kind = config.GuardrailLocal
+			_, err := New(&tc.g)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("New: err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := New(nil); err == nil {
+		t.Error("New(nil): no error")
+	}
+}
+
+func TestMaskOverlaps(t *testing.T) {
+	c := newChecker(t, config.Guardrail{
+		Mask:         config.LocalPII,
+		MaskPatterns: map[string]string{"ticket": `T-\d+`, "word": `\bEMAIL\b`, "edge": `\b`, "domain": `example\.com`},
 	})
-}
-
-func BenchmarkCheckClean1KB(b *testing.B) {
-	benchCheck(b, strings.Repeat("plain prose, code() and 1.2.3; ", 32))
-}
-func BenchmarkCheckClean140KB(b *testing.B) {
-	benchCheck(b, strings.Repeat("plain prose, code() and 1.2.3; ", 4500))
-}
-func BenchmarkCheckDirty1KB(b *testing.B) {
-	benchCheck(b, strings.Repeat("mail a@b.io card 4111 1111 1111 1111 ", 26))
-}
-
-func benchCheck(b *testing.B, text string) {
-	c := checker(b)
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_, _ = c.Check(context.Background(), guardrail.Input, []string{text})
+	tests := []maskCase{
+		// The email starts first and is longer than the domain pattern inside it.
+		{"longest first", "a@example.com", "[EMAIL]"},
+		{"operator pattern", "see T-42 and T-7", "see [TICKET] and [TICKET]"},
+		// \b matches only empty strings, which are never replaced; EMAIL inside a
+		// placeholder is never masked again.
+		{"placeholders are left alone", "[EMAIL] [CARD]", "[EMAIL] [CARD]"},
+		{"left to right", "T-1 a@example.com 4111111111111111", "[TICKET] [EMAIL] [CARD]"},
+	}
+	for _, tc := range tests {
+		got, _ := c.Mask(tc.in)
+		if got != tc.want {
+			t.Errorf("%s: Mask(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
 	}
 }
