@@ -715,6 +715,7 @@ func tfFunctions() map[string]function.Function {
 		Impl:   func([]cty.Value, cty.Type) (cty.Value, error) { return cty.UnknownVal(cty.String), nil },
 	})
 	return map[string]function.Function{
+		"alltrue":          allTrue,
 		"base64encode":     str(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }),
 		"can":              tryfunc.CanFunc,
 		"regex":            stdlib.RegexFunc,
@@ -1357,6 +1358,7 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 			"HasCollectorLayer Allow xray:PutTelemetryRecords on *", "HasCollectorLayer Allow xray:PutTraceSegments on *",
 			"Allow dynamodb:GetItem on GetAtt:CountersTable.Arn", "Allow dynamodb:UpdateItem on GetAtt:CountersTable.Arn",
 			"HasSecrets Allow secretsmanager:GetSecretValue on Ref:SecretArns",
+			"HasGuardrails Allow bedrock:ApplyGuardrail on Ref:GuardrailArns",
 			"UseEventBridge Allow events:PutEvents on GetAtt:ProviderErrorBus.Arn", basic,
 			"Allow dynamodb:DeleteItem on GetAtt:ResponsesTable.Arn", "Allow dynamodb:GetItem on GetAtt:ResponsesTable.Arn",
 			"Allow dynamodb:PutItem on GetAtt:ResponsesTable.Arn",

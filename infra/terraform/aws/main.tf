@@ -109,8 +109,9 @@ resource "aws_lambda_function" "gateway" {
   tags = var.tags
 
   # Lambda logs to /aws/lambda/<function_name>, created here first with its retention. The
-  # secrets are read at cold start: the role must be able to read them first.
-  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses, aws_iam_role_policy.cache, aws_iam_role_policy.keys]
+  # secrets are read at cold start: the role must be able to read them first (and a guardrail
+  # can be called on the first request).
+  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses, aws_iam_role_policy.cache, aws_iam_role_policy.keys, aws_iam_role_policy.guardrails]
 }
 
 resource "aws_lambda_function_url" "gateway" {

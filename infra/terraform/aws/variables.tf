@@ -44,6 +44,19 @@ variable "secrets_kms_key_arn" {
   default     = null
 }
 
+variable "guardrail_arns" {
+  description = "ARNs of the Amazon Bedrock guardrails the config's kind: bedrock guardrails use (arn:aws:bedrock:REGION:ACCOUNT:guardrail/ID); the gateway may call ApplyGuardrail on these, any version, and nothing else. A guardrail with cross-Region inference also needs its profile's ARN in each destination Region (arn:aws:bedrock:REGION:ACCOUNT:guardrail-profile/PROFILE_ID)."
+  type        = list(string)
+  default     = []
+
+  validation {
+    # The shapes are Bedrock's own (GuardrailCrossRegionDetails and ApplyGuardrail's
+    # guardrailIdentifier in the Bedrock API Reference); a bare id grants nothing.
+    condition     = alltrue([for arn in var.guardrail_arns : can(regex("^arn:aws(-[a-z]+)*:bedrock:[a-z0-9-]+:[0-9]{12}:(guardrail/[a-z0-9]+|guardrail-profile/[a-z0-9-]+[.]guardrail[.]v[0-9:]+)$", arn))])
+    error_message = "guardrail_arns must be guardrail ARNs (arn:aws:bedrock:REGION:ACCOUNT:guardrail/ID) or guardrail profile ARNs (arn:aws:bedrock:REGION:ACCOUNT:guardrail-profile/PROFILE_ID), not ids."
+  }
+}
+
 variable "memory_size" {
   description = "Memory in MB; CPU share grows with it."
   type        = number

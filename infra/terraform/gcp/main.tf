@@ -134,8 +134,10 @@ resource "google_cloudfunctions2_function" "gateway" {
 
   # Cloud Run checks secret access when the revision deploys; the route-state cache and the
   # counters use Firestore from the first request on, stored responses are written from the
-  # first response with store: true, and the cache from the first request that opts in.
-  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state, google_project_iam_member.gateway_counters, google_project_iam_member.gateway_responses, google_project_iam_member.gateway_cache, google_project_iam_member.gateway_keys]
+  # first response with store: true, the cache from the first request that opts in, and a
+  # Model Armor guardrail from the first request it covers.
+  depends_on = [google_secret_manager_secret_iam_member.gateway, google_project_iam_member.gateway_route_state, google_project_iam_member.gateway_counters, google_project_iam_member.gateway_responses, google_project_iam_member.gateway_cache, google_project_iam_member.gateway_keys,
+  google_project_iam_member.gateway_model_armor_user, google_project_iam_member.gateway_model_armor_viewer, google_project_service.model_armor]
 }
 
 # Gen2 functions are Cloud Run services: invoking one takes roles/run.invoker on the service.

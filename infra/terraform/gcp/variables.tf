@@ -321,3 +321,9 @@ variable "stored_keys" {
   type        = bool
   default     = null
 }
+
+variable "model_armor" {
+  description = "The config has kind: model-armor guardrails: enable modelarmor.googleapis.com and let the gateway sanitize with and read the project's Model Armor templates (roles/modelarmor.user, roles/modelarmor.viewer). A template in another project needs the same two roles granted there."
+  type        = bool
+  default     = false
+}
