@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -346,8 +347,8 @@ func mergeDecision(p, d *record.Guardrail) {
 	if actionRank(d.Action) > actionRank(p.Action) {
 		p.Action, p.Error = d.Action, d.Error
 	}
-	if p.WouldBe == "" || d.WouldBe == record.GuardrailBlocked {
-		p.WouldBe = cmpOr(d.WouldBe, p.WouldBe)
+	if d.WouldBe == record.GuardrailBlocked || p.WouldBe == "" {
+		p.WouldBe = cmp.Or(d.WouldBe, p.WouldBe)
 	}
 	for _, c := range d.Categories {
 		if !slices.Contains(p.Categories, c) {
@@ -359,13 +360,6 @@ func mergeDecision(p, d *record.Guardrail) {
 	p.Latency += d.Latency
 	p.Units += d.Units
 	p.CostUSD += d.CostUSD
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func actionRank(a string) int {
