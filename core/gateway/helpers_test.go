@@ -95,7 +95,9 @@ func newWrappedGateway(t testing.TB, yamlConfig string, wrap func(http.Handler) 
 		suiteSecrets.Store(s, true)
 	}
 	logs := &gatewaytest.LogBuffer{}
-	opt := gateway.Options{Registry: registry(), Logger: telemetry.NewLogger(io.MultiWriter(logs, &suiteLogs), telemetry.FormatCloudWatch, cfg.Secrets)}
+	// Metrics' EMF lines would otherwise go to the test binary's stdout; tests that read them
+	// set their own writer.
+	opt := gateway.Options{Registry: registry(), Logger: telemetry.NewLogger(io.MultiWriter(logs, &suiteLogs), telemetry.FormatCloudWatch, cfg.Secrets), Metrics: io.Discard}
 	for _, o := range opts {
 		o(&opt)
 	}

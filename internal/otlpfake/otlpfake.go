@@ -38,6 +38,14 @@ type Span struct {
 	StatusMessage             string
 	Start, End                time.Time
 	Received                  time.Time
+	Events                    []Event
+}
+
+// Event is one event of a span.
+type Event struct {
+	Name  string
+	Time  time.Time
+	Attrs map[string]any
 }
 
 // Point is one received metric data point.
@@ -177,12 +185,17 @@ func (r *Receiver) addTraces(m *colltrace.ExportTraceServiceRequest) {
 		res := attrs(rs.GetResource().GetAttributes())
 		for _, ss := range rs.ScopeSpans {
 			for _, s := range ss.Spans {
+				var events []Event
+				for _, e := range s.Events {
+					events = append(events, Event{Name: e.Name, Time: time.Unix(0, int64(e.TimeUnixNano)), Attrs: attrs(e.Attributes)})
+				}
 				got = append(got, Span{
 					TraceID: hex.EncodeToString(s.TraceId), SpanID: hex.EncodeToString(s.SpanId), ParentID: hex.EncodeToString(s.ParentSpanId),
 					Name: s.Name, Kind: strings.TrimPrefix(s.Kind.String(), "SPAN_KIND_"),
 					Attrs: attrs(s.Attributes), Resource: res,
 					StatusCode: strings.TrimPrefix(s.GetStatus().GetCode().String(), "STATUS_CODE_"), StatusMessage: s.GetStatus().GetMessage(),
 					Start: time.Unix(0, int64(s.StartTimeUnixNano)), End: time.Unix(0, int64(s.EndTimeUnixNano)), Received: now,
+					Events: events,
 				})
 			}
 		}

@@ -22,7 +22,8 @@ var (
 // gen_ai.client.operation.duration, gen_ai.client.token.usage,
 // gen_ai.client.operation.time_to_first_chunk, fngate.attempts, fngate.failovers. Per
 // request, as the server its clients call: gen_ai.server.request.duration,
-// gen_ai.server.time_to_first_token, fngate.cost.
+// gen_ai.server.time_to_first_token, fngate.cost. Per guardrail decision:
+// fngate.guardrail.decisions, fngate.guardrail.duration.
 type instruments struct {
 	duration   metric.Float64Histogram
 	tokens     metric.Int64Histogram
@@ -32,6 +33,8 @@ type instruments struct {
 	server     metric.Float64Histogram
 	serverTTFT metric.Float64Histogram
 	cost       metric.Float64Counter
+	guardrails metric.Int64Counter
+	guardTime  metric.Float64Histogram
 }
 
 func newInstruments(mp *sdkmetric.MeterProvider) (*instruments, error) {
@@ -41,7 +44,7 @@ func newInstruments(mp *sdkmetric.MeterProvider) (*instruments, error) {
 	}
 	m := p.Meter(scope)
 	in := &instruments{}
-	var errs [8]error
+	var errs [10]error
 	in.duration, errs[0] = m.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of one upstream attempt, to its last byte."), metric.WithExplicitBucketBoundaries(durationBuckets...))
 	in.tokens, errs[1] = m.Int64Histogram("gen_ai.client.token.usage", metric.WithUnit("{token}"),
@@ -58,6 +61,10 @@ func newInstruments(mp *sdkmetric.MeterProvider) (*instruments, error) {
 		metric.WithDescription("Time from a streamed request's arrival to its first content event."), metric.WithExplicitBucketBoundaries(firstChunkBuckets...))
 	in.cost, errs[7] = m.Float64Counter("fngate.cost", metric.WithUnit("{USD}"),
 		metric.WithDescription("Cost of the requests of priced models, in US dollars, by model and key."))
+	in.guardrails, errs[8] = m.Int64Counter("fngate.guardrail.decisions", metric.WithUnit("{decision}"),
+		metric.WithDescription("Guardrail decisions by guardrail, direction and action (pass, mask, block, log, error_open, error_closed)."))
+	in.guardTime, errs[9] = m.Float64Histogram("fngate.guardrail.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time one request waited on a guardrail in one direction."), metric.WithExplicitBucketBoundaries(firstChunkBuckets...))
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -123,5 +130,11 @@ func (in *instruments) request(q *request, rec *record.Request, errType string) 
 	}
 	if rec.CostUSD != nil {
 		in.cost.Add(ctx, *rec.CostUSD, metric.WithAttributes(keyModel.String(rec.Model), keyKey.String(rec.Key)))
+	}
+	for i := range rec.Guardrails {
+		g := &rec.Guardrails[i]
+		set := metric.WithAttributes(keyGuardrail.String(g.Name), keyGuardrailOn.String(g.On), keyGuardrailAction.String(g.Action))
+		in.guardrails.Add(ctx, 1, set)
+		in.guardTime.Record(ctx, g.Latency.Seconds(), set)
 	}
 }

@@ -64,7 +64,45 @@ const (
 	// A hit's saved tokens: what the cached answer had used, which serving it again did not.
 	keySavedInput  = attribute.Key("fngate.cache.saved.input_tokens")
 	keySavedOutput = attribute.Key("fngate.cache.saved.output_tokens")
+	// A guardrail's decision: an event on the request's span and the metrics' attributes.
+	keyGuardrail           = attribute.Key("fngate.guardrail.name")
+	keyGuardrailOn         = attribute.Key("fngate.guardrail.on") // input or output
+	keyGuardrailMode       = attribute.Key("fngate.guardrail.mode")
+	keyGuardrailAction     = attribute.Key("fngate.guardrail.action")
+	keyGuardrailWouldBe    = attribute.Key("fngate.guardrail.would_be") // what mode log did not do
+	keyGuardrailCategories = attribute.Key("fngate.guardrail.categories")
+	keyGuardrailError      = attribute.Key("fngate.guardrail.error")
+	keyGuardrailChecks     = attribute.Key("fngate.guardrail.checks")
+	keyGuardrailCached     = attribute.Key("fngate.guardrail.cached")
+	keyGuardrailDuration   = attribute.Key("fngate.guardrail.duration")
+	keyGuardrailUnits      = attribute.Key("fngate.guardrail.units")
 )
+
+// guardrailEvents adds one event per guardrail decision: what was decided and what it cost,
+// never the text it was about.
+func guardrailEvents(span trace.Span, gs []record.Guardrail) {
+	for i := range gs {
+		g := &gs[i]
+		attrs := []attribute.KeyValue{keyGuardrail.String(g.Name), keyGuardrailOn.String(g.On), keyGuardrailMode.String(g.Mode),
+			keyGuardrailAction.String(g.Action), keyGuardrailChecks.Int(g.Checks), keyGuardrailDuration.Float64(g.Latency.Seconds())}
+		if g.WouldBe != "" {
+			attrs = append(attrs, keyGuardrailWouldBe.String(g.WouldBe))
+		}
+		if len(g.Categories) > 0 {
+			attrs = append(attrs, keyGuardrailCategories.StringSlice(g.Categories))
+		}
+		if g.Error != "" {
+			attrs = append(attrs, keyGuardrailError.String(g.Error))
+		}
+		if g.Cached > 0 {
+			attrs = append(attrs, keyGuardrailCached.Int(g.Cached))
+		}
+		if g.Units > 0 {
+			attrs = append(attrs, keyGuardrailUnits.Int(g.Units), keyCost.Float64(g.CostUSD))
+		}
+		span.AddEvent("fngate.guardrail", trace.WithAttributes(attrs...))
+	}
+}
 
 // appendSaved appends a cache hit's saved tokens.
 func appendSaved(attrs []attribute.KeyValue, u *llm.Usage) []attribute.KeyValue {
@@ -237,6 +275,7 @@ func (q *request) End(rec *record.Request) {
 		attrs = append(attrs, keyErrorType.String(errType))
 	}
 	q.span.SetAttributes(attrs...)
+	guardrailEvents(q.span, rec.Guardrails)
 	// HTTP's rule for a server: a 4xx is the client's mistake, not the span's; a stream
 	// that failed after its 200 is an error.
 	if rec.Error != nil && (rec.Status >= 500 || rec.Status < 400) {
