@@ -28,10 +28,10 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "run", "run | load (one scenario's load on -url) | upstream | proxy (the last two are used internally)")
+	mode := flag.String("mode", "run", "run | load (one scenario's load on -url) | upstream | proxy | bedrock-guardrails (the last three are used internally)")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (upstream, proxy)")
 	target := flag.String("target", "", "proxy target URL")
-	hold := flag.Duration("hold", 0, "upstream: pause between stream chunks")
+	hold := flag.Duration("hold", 0, "upstream: pause between stream chunks; bedrock-guardrails: the time to answer")
 	quick := flag.Bool("quick", false, "one short round (a smoke run, not for publishing)")
 	out := flag.String("out", "", "also write the results to this markdown file")
 	only := flag.String("only", "", "run only the scenarios whose label matches this regular expression")
@@ -54,6 +54,8 @@ func main() {
 		err = serveUpstream(*addr, *hold)
 	case "proxy":
 		err = serveProxy(*addr, *target)
+	case "bedrock-guardrails":
+		err = serveBedrockGuardrails(*addr, *hold)
 	case "run":
 		opt := options{out: *out, baseline: *baseline, profile: *profile, rounds: *rounds, phase: *phase, rssStream: *streams}
 		if *only != "" {

@@ -632,6 +632,9 @@ func run(opt options) error {
 	if err := b.cache(tmp, gwBin, upAddr, holdAddr); err != nil {
 		return err
 	}
+	if err := b.guardrails(tmp, gwBin, self, upAddr); err != nil {
+		return err
+	}
 
 	rss, proxyRSS := 0.0, 0.0
 	if opt.rssStream > 0 {

@@ -135,6 +135,10 @@ func writeSSE(w http.ResponseWriter, stream []byte, hold time.Duration) {
 // answer writes sse for a request that asked to stream, else body as JSON.
 func answer(w http.ResponseWriter, r *http.Request, body, sse []byte, hold time.Duration) {
 	req, _ := io.ReadAll(r.Body)
+	if id, ok := uniqueAnswer(req); ok {
+		body = bytes.ReplaceAll(body, []byte("word"), []byte("r"+id+"-word"))
+		sse = bytes.ReplaceAll(sse, []byte(" tok"), []byte(" r"+id+"-tok"))
+	}
 	if bytes.Contains(req, []byte(`"stream":true`)) {
 		writeSSE(w, sse, hold)
 		return
@@ -145,6 +149,23 @@ func answer(w http.ResponseWriter, r *http.Request, body, sse []byte, hold time.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
+}
+
+// uniqueAnswerMarker in a prompt asks for an answer no other request gets: its number goes
+// into every word, so that no window of it is one a guardrail's verdict cache has seen.
+const uniqueAnswerMarker = "(unique answer "
+
+func uniqueAnswer(req []byte) (string, bool) {
+	i := bytes.Index(req, []byte(uniqueAnswerMarker))
+	if i < 0 {
+		return "", false
+	}
+	rest := req[i+len(uniqueAnswerMarker):]
+	j := bytes.IndexByte(rest, ')')
+	if j < 0 {
+		return "", false
+	}
+	return string(rest[:j]), true
 }
 
 // renderCompletions is a legacy text_completion answer.

@@ -110,7 +110,15 @@ type Process struct {
 // Start runs args[0] with the rest as its arguments, its standard error on ours and its
 // standard output in the file logTo ("" discards it).
 func Start(name, logTo string, args ...string) (*Process, error) {
+	return StartEnv(name, logTo, nil, args...)
+}
+
+// StartEnv is Start with env (KEY=VALUE) added to this process's environment.
+func StartEnv(name, logTo string, env []string, args ...string) (*Process, error) {
 	cmd := exec.Command(args[0], args[1:]...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = os.Stderr
 	if logTo != "" {
 		f, err := os.Create(logTo)
