@@ -35,9 +35,15 @@ type GuardrailFactory func(g *config.Guardrail) (guardrail.Checker, error)
 type guardrails struct {
 	byName      map[string]*guardrail.Guard
 	keyDefaults []config.GuardrailUse
-	emf         *telemetry.EMF
-	now         func() time.Time
+	// series are the decisions' metric lines by guardrail and action, rendered once: a
+	// local guardrail decides on every request.
+	series map[string]map[string]*telemetry.Series
+	now    func() time.Time
 }
+
+// guardrailActions are the actions a decision's metrics are recorded under.
+var guardrailActions = []string{record.GuardrailPass, record.GuardrailMasked, record.GuardrailBlocked,
+	record.GuardrailLogged, record.GuardrailFailedOpen, record.GuardrailFailedClosed}
 
 func newGuardrails(cfg *config.Config, factory GuardrailFactory, metrics io.Writer, now func() time.Time) (*guardrails, error) {
 	if len(cfg.Guardrails) == 0 {
@@ -49,8 +55,18 @@ func newGuardrails(cfg *config.Config, factory GuardrailFactory, metrics io.Writ
 	if metrics == nil {
 		metrics = os.Stdout
 	}
-	gs := &guardrails{byName: map[string]*guardrail.Guard{}, emf: telemetry.NewEMF(metrics, "fngate"), now: now}
+	emf := telemetry.NewEMF(metrics, "fngate")
+	gs := &guardrails{byName: map[string]*guardrail.Guard{}, series: map[string]map[string]*telemetry.Series{}, now: now}
 	for name, gc := range cfg.Guardrails {
+		gs.series[name] = map[string]*telemetry.Series{}
+		for _, action := range guardrailActions {
+			s, err := emf.Series([]telemetry.Dimension{{Name: "Guardrail", Value: name}, {Name: "Action", Value: action}},
+				[]telemetry.Metric{{Name: record.MetricGuardrailDecisions, Unit: "Count"}, {Name: record.MetricGuardrailLatency, Unit: "Milliseconds"}})
+			if err != nil {
+				return nil, err
+			}
+			gs.series[name][action] = s
+		}
 		gc.Name = name
 		c, err := factory(gc)
 		if err != nil {
@@ -303,9 +319,9 @@ func (q *request) decided(d record.Guardrail) {
 		ls.guarded = true
 	}
 	gs := q.g.guardrails
-	_ = gs.emf.Write(gs.now(), []telemetry.Dimension{{Name: "Guardrail", Value: d.Name}, {Name: "Action", Value: d.Action}},
-		[]telemetry.Metric{{Name: record.MetricGuardrailDecisions, Unit: "Count", Value: 1},
-			{Name: record.MetricGuardrailLatency, Unit: "Milliseconds", Value: ms(d.Latency)}}, nil)
+	if s := gs.series[d.Name][d.Action]; s != nil {
+		_ = s.Write(gs.now(), 1, ms(d.Latency))
+	}
 	rc := &q.rc
 	for i := range rc.guardrails {
 		p := &rc.guardrails[i]

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +118,43 @@ func TestEMFWritesWholeLines(t *testing.T) {
 	for _, l := range lines {
 		if !json.Valid([]byte(l)) {
 			t.Fatalf("torn line: %.80s...", l)
+		}
+	}
+}
+
+// A Series writes the line Write writes, for any values, dimensions that look like metric
+// names included; and refuses what JSON cannot carry.
+func TestSeriesWritesWhatWriteWrites(t *testing.T) {
+	dims := []telemetry.Dimension{{Name: "Guardrail", Value: `GuardrailLatency "q"`}, {Name: "Action", Value: "block"}}
+	at := time.UnixMilli(1796237265008)
+	for _, values := range [][]float64{{1, 0.645}, {0, 0}, {3, 1e-9}, {1e21, 123456.789}} {
+		metrics := []telemetry.Metric{{Name: "GuardrailDecisions", Unit: "Count", Value: values[0]}, {Name: "GuardrailLatency", Unit: "Milliseconds", Value: values[1]}}
+		var viaWrite, viaSeries bytes.Buffer
+		if err := telemetry.NewEMF(&viaWrite, "fngate").Write(at, dims, metrics, nil); err != nil {
+			t.Fatal(err)
+		}
+		s, err := telemetry.NewEMF(&viaSeries, "fngate").Series(dims, metrics)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(at, values...); err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		if err := json.Unmarshal(viaWrite.Bytes(), &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(viaSeries.Bytes(), &b); err != nil {
+			t.Fatalf("%v: %s", err, viaSeries.Bytes())
+		}
+		if !reflect.DeepEqual(a, b) || !bytes.HasSuffix(viaSeries.Bytes(), []byte("}\n")) {
+			t.Errorf("values %v:\nWrite  %s\nSeries %s", values, viaWrite.Bytes(), viaSeries.Bytes())
+		}
+		if err := s.Write(at, math.NaN(), 1); err == nil {
+			t.Error("NaN was written")
+		}
+		if err := s.Write(at, 1); err == nil {
+			t.Error("one value for two metrics was written")
 		}
 	}
 }
