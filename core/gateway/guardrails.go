@@ -297,9 +297,20 @@ func (q *request) guardStream(a *attempt, st llm.Stream) llm.Stream {
 		return texts, false, nil
 	})
 	gst.OnUpstream = func() { a.first.Stop() }
+	for _, u := range s.out {
+		if u.Kind != config.GuardrailLocal {
+			// A service's round trip must not stall a fast upstream once per window.
+			gst.ReadAhead(readAheadWindows * window)
+			break
+		}
+	}
 	s.stream = gst
 	return gst
 }
+
+// readAheadWindows is how many windows of output a stream checked by a cloud guardrail reads
+// ahead while a window is checked: what came meanwhile is checked as one.
+const readAheadWindows = 4
 
 // withheld is how many characters of output a guardrail kept from the client in the current
 // stream.

@@ -41,6 +41,10 @@ type Stream struct {
 	err       error
 	withheld  int // characters the client was never sent (a blocked window)
 	blocked   bool
+
+	aheadLimit int
+	ahead      *readAhead
+	batch      []llm.Delta
 }
 
 // piece is what one delta contributes: text of one kind (channel), or a marker carrying the
@@ -63,6 +67,10 @@ func NewStream(up llm.Stream, window, overlap int, check CheckFunc) *Stream {
 	return &Stream{up: up, check: check, window: window, overlap: overlap}
 }
 
+// ReadAhead makes the stream read its upstream while a window is checked, holding at most
+// limit characters (readAhead): for a guardrail with a round trip. Call it before Next.
+func (s *Stream) ReadAhead(limit int) { s.aheadLimit = limit }
+
 // Next returns the next checked delta.
 func (s *Stream) Next() (llm.Delta, error) {
 	for len(s.ready) == 0 {
@@ -72,25 +80,19 @@ func (s *Stream) Next() (llm.Delta, error) {
 			}
 			return llm.Delta{}, io.EOF
 		}
-		d, err := s.up.Next()
-		if !s.started {
-			s.started = true
-			if s.OnUpstream != nil {
-				s.OnUpstream()
-			}
+		if s.aheadLimit > 0 {
+			s.nextBatch()
+			continue
 		}
-		switch {
-		case err == io.EOF:
-			s.release(true)
-			s.done = true
-		case err != nil:
-			// What is held was never checked: it is dropped with the stream.
-			s.done, s.err, s.held = true, err, nil
-		default:
-			s.add(&d)
-			if s.heldChars >= s.window {
-				s.release(false)
-			}
+		d, err := s.up.Next()
+		s.upstreamStarted()
+		if err != nil {
+			s.end(err)
+			continue
+		}
+		s.add(&d)
+		if s.heldChars >= s.window {
+			s.release(false)
 		}
 	}
 	d := s.ready[0]
@@ -98,12 +100,59 @@ func (s *Stream) Next() (llm.Delta, error) {
 	return d, nil
 }
 
-// Pending reports whether a checked delta is in hand. It never reads ahead: a read may
-// wait on the upstream and on a guardrail.
+// nextBatch takes what the read-ahead has brought since the last batch, all of it one
+// window's part.
+func (s *Stream) nextBatch() {
+	if s.ahead == nil {
+		s.ahead = newReadAhead(s.up, s.aheadLimit)
+	}
+	var err error
+	s.batch, err = s.ahead.take(s.batch[:0])
+	s.upstreamStarted()
+	for i := range s.batch {
+		s.add(&s.batch[i])
+	}
+	clear(s.batch)
+	if err != nil {
+		s.end(err)
+		return
+	}
+	if s.heldChars >= s.window {
+		s.release(false)
+	}
+}
+
+func (s *Stream) upstreamStarted() {
+	if !s.started {
+		s.started = true
+		if s.OnUpstream != nil {
+			s.OnUpstream()
+		}
+	}
+}
+
+// end ends the stream at the upstream's end (io.EOF: what is held is checked and released)
+// or failure (what is held was never checked: it is dropped with the stream).
+func (s *Stream) end(err error) {
+	if err == io.EOF {
+		s.release(true)
+		s.done = true
+		return
+	}
+	s.done, s.err, s.held = true, err, nil
+}
+
+// Pending reports whether a checked delta is in hand: a read may wait on the upstream and
+// on a guardrail.
 func (s *Stream) Pending() bool { return len(s.ready) > 0 || s.done }
 
 // Close closes the upstream.
-func (s *Stream) Close() error { return s.up.Close() }
+func (s *Stream) Close() error {
+	if s.ahead != nil {
+		return s.ahead.Close()
+	}
+	return s.up.Close()
+}
 
 // ResponseModel passes the upstream's on.
 func (s *Stream) ResponseModel() string {
@@ -185,7 +234,7 @@ func (s *Stream) release(final bool) {
 			end.Usage = &u
 		}
 		s.ready = append(s.ready, end)
-		s.up.Close()
+		s.Close()
 		return
 	}
 	// Each run becomes one piece of its text as it may go on.

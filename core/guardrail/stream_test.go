@@ -2,10 +2,13 @@ package guardrail_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fngate/fngate/core/guardrail"
 	"github.com/fngate/fngate/core/llm"
@@ -15,7 +18,7 @@ import (
 type deltas struct {
 	list   []llm.Delta
 	err    error // returned after the list, instead of io.EOF
-	closed bool
+	closed atomic.Bool
 }
 
 func (d *deltas) Next() (llm.Delta, error) {
@@ -30,7 +33,30 @@ func (d *deltas) Next() (llm.Delta, error) {
 	return x, nil
 }
 
-func (d *deltas) Close() error { d.closed = true; return nil }
+func (d *deltas) Close() error { d.closed.Store(true); return nil }
+
+// closedSoon waits for the upstream's Close, which a read-ahead makes as its goroutine ends.
+func (d *deltas) closedSoon() bool {
+	for range 200 {
+		if d.closed.Load() {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
+// readAheads are the ways a stream is read in the tests: in the caller's goroutine, and
+// ahead of it, holding at most that many characters.
+var readAheads = []int{0, 150}
+
+func newStream(up llm.Stream, window, overlap, ahead int, check guardrail.CheckFunc) *guardrail.Stream {
+	s := guardrail.NewStream(up, window, overlap, check)
+	if ahead > 0 {
+		s.ReadAhead(ahead)
+	}
+	return s
+}
 
 var email = regexp.MustCompile(`[a-z]+@[a-z]+\.[a-z]+`)
 
@@ -101,33 +127,117 @@ func TestStreamWindows(t *testing.T) {
 			100, 40, "", llm.StopContentFilter, 1},
 		{"the stop and usage come after the last checked text", []llm.Delta{{Text: "a"}, {Stop: llm.StopEnd, Usage: &llm.Usage{}}, {Text: ""}}, 100, 40, "a", llm.StopEnd, 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			m := &emailMasker{}
-			up := &deltas{list: tc.in}
-			s := guardrail.NewStream(up, tc.window, tc.overlap, m.check)
-			got, stop, _, err := drain(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.wantStop == llm.StopContentFilter {
-				// What was released before the block stays; the blocked window does not.
-				if strings.Contains(got, "FORBIDDEN") || !strings.HasPrefix(long, got) || !up.closed || !s.Blocked() || s.Withheld() == 0 {
-					t.Fatalf("blocked stream sent %q (closed %v, blocked %v, withheld %d)", got, up.closed, s.Blocked(), s.Withheld())
+		for _, ahead := range readAheads {
+			t.Run(fmt.Sprintf("%s/read-ahead %d", tc.name, ahead), func(t *testing.T) {
+				m := &emailMasker{}
+				up := &deltas{list: tc.in}
+				s := newStream(up, tc.window, tc.overlap, ahead, m.check)
+				got, stop, _, err := drain(t, s)
+				if err != nil {
+					t.Fatal(err)
 				}
-			} else if got != tc.want {
-				t.Fatalf("got %q\nwant %q", got, tc.want)
-			}
-			if stop != tc.wantStop || len(m.calls) < tc.minChecks {
-				t.Fatalf("stop %q (want %q), %d checks (want >= %d)", stop, tc.wantStop, len(m.calls), tc.minChecks)
-			}
-			for _, c := range m.calls {
-				for _, text := range c {
-					if len(text) > tc.window+tc.overlap+7 {
-						t.Fatalf("a window of %d characters was checked; the bound is window+one delta", len(text))
+				if tc.wantStop == llm.StopContentFilter {
+					// What was released before the block stays; the blocked window does not.
+					if strings.Contains(got, "FORBIDDEN") || !strings.HasPrefix(long, got) || !up.closedSoon() || !s.Blocked() || s.Withheld() == 0 {
+						t.Fatalf("blocked stream sent %q (closed %v, blocked %v, withheld %d)", got, up.closed.Load(), s.Blocked(), s.Withheld())
+					}
+				} else if got != tc.want {
+					t.Fatalf("got %q\nwant %q", got, tc.want)
+				}
+				if ahead > 0 {
+					tc.minChecks = 1 // what came during a check joins the next
+				}
+				if stop != tc.wantStop || len(m.calls) < tc.minChecks {
+					t.Fatalf("stop %q (want %q), %d checks (want >= %d)", stop, tc.wantStop, len(m.calls), tc.minChecks)
+				}
+				for _, c := range m.calls {
+					for _, text := range c {
+						if len(text) > tc.window+tc.overlap+ahead+7 {
+							t.Fatalf("a window of %d characters was checked; the bound is window+read-ahead+one delta", len(text))
+						}
 					}
 				}
-			}
-		})
+			})
+		}
+	}
+}
+
+// stallingUpstream is deltas, then a wait until the attempt ends (cancel), as an upstream
+// that has nothing more to say yet; it counts its closes, and fails a Next made after one.
+type stallingUpstream struct {
+	deltas
+	stall     chan struct{}
+	closes    atomic.Int32
+	afterDone atomic.Bool
+}
+
+func (u *stallingUpstream) Next() (llm.Delta, error) {
+	if u.closes.Load() > 0 {
+		u.afterDone.Store(true)
+	}
+	if len(u.list) == 0 {
+		<-u.stall
+		return llm.Delta{}, errors.New("context canceled")
+	}
+	return u.deltas.Next()
+}
+
+func (u *stallingUpstream) cancel() { close(u.stall) }
+
+func (u *stallingUpstream) Close() error {
+	u.closes.Add(1)
+	return u.deltas.Close()
+}
+
+// TestStreamReadAheadChecksOncePerRoundTrip: an upstream faster than the guardrail is read
+// while a window is checked, so what came meanwhile is one check, not one per window; the
+// client gets the same checked text.
+func TestStreamReadAheadChecksOncePerRoundTrip(t *testing.T) {
+	text := strings.Repeat("abcdefghij", 150) + " mail eve@example.com"
+	checks := map[int]int{}
+	for _, ahead := range []int{0, 4000} {
+		m := &emailMasker{}
+		slow := func(texts []string) ([]string, bool, error) {
+			time.Sleep(20 * time.Millisecond)
+			return m.check(texts)
+		}
+		up := &deltas{list: append(words(text, 10), llm.Delta{Stop: llm.StopEnd})}
+		got, stop, _, err := drain(t, newStream(up, 200, 50, ahead, slow))
+		if err != nil || stop != llm.StopEnd || got != strings.Repeat("abcdefghij", 150)+" mail [EMAIL]" {
+			t.Fatalf("read-ahead %d: %q %q %v", ahead, got, stop, err)
+		}
+		checks[ahead] = len(m.calls)
+	}
+	t.Logf("checks without read-ahead %d, with %d", checks[0], checks[4000])
+	if checks[4000]*2 > checks[0] {
+		t.Errorf("checks without read-ahead %d, with %d: the read-ahead did not join what came during a check", checks[0], checks[4000])
+	}
+}
+
+// TestStreamReadAheadCloses: a blocked stream's upstream is closed once, and never while
+// the read-ahead is in its Next: a reader waiting on the upstream closes it as the attempt's
+// end releases it. An upstream that fails ends the stream with its error.
+func TestStreamReadAheadCloses(t *testing.T) {
+	up := &stallingUpstream{deltas: deltas{list: words("FORBIDDEN "+strings.Repeat("x", 300), 10)}, stall: make(chan struct{})}
+	s := newStream(up, 100, 20, 1000, (&emailMasker{}).check)
+	_, stop, _, err := drain(t, s)
+	if err != nil || stop != llm.StopContentFilter {
+		t.Fatalf("stop %q err %v", stop, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if up.closes.Load() != 0 {
+		t.Fatal("the upstream was closed while the read-ahead waited in its Next")
+	}
+	up.cancel()
+	if !up.closedSoon() || up.closes.Load() != 1 || up.afterDone.Load() {
+		t.Fatalf("upstream closed %v, %d times, read after its close %v", up.closed.Load(), up.closes.Load(), up.afterDone.Load())
+	}
+	upErr := errors.New("upstream broke")
+	s = newStream(&deltas{list: words("abc", 1), err: upErr}, 100, 10, 1000, (&emailMasker{}).check)
+	if _, _, _, err := drain(t, s); err != upErr {
+		t.Fatalf("err %v, want the upstream's", err)
 	}
 }
 

@@ -47,12 +47,20 @@ var guardedChatWire = wire{chatWire.path, func(model string, stream bool) string
 	return strings.Replace(chatWire.body(model, stream), prompt, prompt+" "+uniqueAnswerMarker+requestMarker+")", 1)
 }, chatWire.done}
 
+var guardrailScenarios = []string{
+	"guardrails: local, non-stream, 16 in flight",
+	"guardrails: local, 200-chunk stream, 16 in flight",
+	"guardrails: cloud, non-stream, 1 in flight",
+	"guardrails: cloud, 200-chunk stream, 1 in flight",
+	"guardrails: cloud, 200-chunk stream at 2 ms a chunk, 1 in flight",
+}
+
 // guardrails measures what a guardrail costs: the local one's CPU per request and per
 // stream, and a cloud one's added latency, which is its round trip per check (a whole
 // answer's one; a stream's per window of 1,000 characters when the upstream outpaces the
 // service, else one window's filling plus one round trip).
 func (b *bench) guardrails(tmp, gwBin, self, upAddr string) error {
-	if b.opt.only != nil && !b.opt.only.MatchString("guardrail") {
+	if !b.wantsAny(guardrailScenarios) {
 		return nil
 	}
 	pacedAddr, fakeAddr, addr := proc.FreeAddr(), proc.FreeAddr(), proc.FreeAddr()
@@ -86,17 +94,30 @@ func (b *bench) guardrails(tmp, gwBin, self, upAddr string) error {
 	direct := target{"direct", "http://" + upAddr, "bench", 0, guardedChatWire, ""}
 	local := []target{direct, gwt("fngate, no guardrail", "bench/plain"), gwt("fngate, local guardrail on input", "bench/local-in"),
 		gwt("fngate, local guardrail on input and output", "bench/local-both")}
-	b.measure(scenario{"guardrails: local, non-stream, 16 in flight", 16, false, local})
-	b.measure(scenario{"guardrails: local, 200-chunk stream, 16 in flight", 16, true, local})
+	b.measure(scenario{guardrailScenarios[0], 16, false, local})
+	b.measure(scenario{guardrailScenarios[1], 16, true, local})
 	rtt := guardRoundTrip.String()
 	cloud := []target{direct, gwt("fngate, no guardrail", "bench/plain"), gwt("fngate, Bedrock guardrail ("+rtt+") on input", "bench/cloud-in"),
 		gwt("fngate, Bedrock guardrail ("+rtt+") on output", "bench/cloud-out")}
-	b.measure(scenario{"guardrails: cloud, non-stream, 1 in flight", 1, false, cloud})
-	b.measure(scenario{"guardrails: cloud, 200-chunk stream, 1 in flight", 1, true, cloud})
+	b.measure(scenario{guardrailScenarios[2], 1, false, cloud})
+	b.measure(scenario{guardrailScenarios[3], 1, true, cloud})
 	pacedTargets := []target{{"direct", "http://" + pacedAddr, "bench", 0, guardedChatWire, ""}, gwt("fngate, no guardrail", "bench/paced-plain"),
 		gwt("fngate, Bedrock guardrail ("+rtt+") on output", "bench/paced-cloud-out")}
-	b.measure(scenario{"guardrails: cloud, 200-chunk stream at 2 ms a chunk, 1 in flight", 1, true, pacedTargets})
+	b.measure(scenario{guardrailScenarios[4], 1, true, pacedTargets})
 	return nil
+}
+
+// wantsAny reports whether -only selects any of labels (a group's processes start only then).
+func (b *bench) wantsAny(labels []string) bool {
+	if b.opt.only == nil {
+		return true
+	}
+	for _, l := range labels {
+		if b.opt.only.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // serveBedrockGuardrails runs the ApplyGuardrail fake until killed, answering after hold.
