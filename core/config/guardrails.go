@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -133,17 +134,23 @@ var guardrailSettings = map[string][]string{
 
 var guardrailCommon = []string{"kind", "on_error", "timeout", "stream_window", "stream_overlap"}
 
+// The names' shapes, compiled on first use: only a config with guardrails reads them, and
+// compiling them at start-up cost every cold start about 1,700 allocations.
 var (
-	armorTemplate   = regexp.MustCompile(`^projects/[^/]+/locations/([^/]+)/templates/[^/]+$`)
-	deidentifyName  = regexp.MustCompile(`^projects/[^/]+/locations/[^/]+/deidentifyTemplates/[^/]+$`)
-	patternName     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	bedrockVersion  = regexp.MustCompile(`^(DRAFT|[1-9][0-9]{0,7})$`)
-	guardrailNaming = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
+	armorTemplate   = lazyRegexp(`^projects/[^/]+/locations/([^/]+)/templates/[^/]+$`)
+	deidentifyName  = lazyRegexp(`^projects/[^/]+/locations/[^/]+/deidentifyTemplates/[^/]+$`)
+	patternName     = lazyRegexp(`^[a-z][a-z0-9_]{0,31}$`)
+	bedrockVersion  = lazyRegexp(`^(DRAFT|[1-9][0-9]{0,7})$`)
+	guardrailNaming = lazyRegexp(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // ArmorLocation is the location of a Model Armor template name ("" when it is not one).
 func ArmorLocation(template string) string {
-	if m := armorTemplate.FindStringSubmatch(template); m != nil {
+	if m := armorTemplate().FindStringSubmatch(template); m != nil {
 		return m[1]
 	}
 	return ""
@@ -157,7 +164,7 @@ func (c *Config) validateGuardrails(bad *problems) {
 			continue
 		}
 		g.Name = name
-		if !guardrailNaming.MatchString(name) {
+		if !guardrailNaming().MatchString(name) {
 			bad.add(p, ": a guardrail name is letters, digits, '_', '.' and '-', at most 64")
 		}
 		g.validate(p, bad)
@@ -212,14 +219,14 @@ func (g *Guardrail) validate(p string, bad *problems) {
 		if g.ID == "" {
 			bad.add(p+".id", " is required: the guardrail's id or ARN")
 		}
-		if !bedrockVersion.MatchString(g.Version) {
+		if !bedrockVersion().MatchString(g.Version) {
 			bad.add(p+".version", ` is required: "DRAFT" or a version number, got %q`, g.Version)
 		}
 	case GuardrailModelArmor:
 		if ArmorLocation(g.Template) == "" {
 			bad.add(p+".template", " must be a template's full name, projects/P/locations/L/templates/T, got %q", g.Template)
 		}
-		if g.DeidentifyTemplate != "" && !deidentifyName.MatchString(g.DeidentifyTemplate) {
+		if g.DeidentifyTemplate != "" && !deidentifyName().MatchString(g.DeidentifyTemplate) {
 			bad.add(p+".deidentify_template", " must be a de-identify template's full name, projects/P/locations/L/deidentifyTemplates/T, got %q", g.DeidentifyTemplate)
 		}
 		if g.BaseURL != "" {
@@ -240,7 +247,7 @@ func (g *Guardrail) validateLocal(p string, bad *problems) {
 		}
 	}
 	for name, re := range g.MaskPatterns {
-		if !patternName.MatchString(name) || slices.Contains(LocalPII, name) {
+		if !patternName().MatchString(name) || slices.Contains(LocalPII, name) {
 			bad.add(p+".mask_patterns."+name, ": a pattern name is lower-case letters, digits and '_' (at most 32), and not one of the built-in %s", strings.Join(LocalPII, ", "))
 		}
 		if err := compileGuardPattern(re); err != nil {
