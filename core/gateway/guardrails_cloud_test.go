@@ -216,6 +216,18 @@ func TestCloudGuardrailFailures(t *testing.T) {
 			})
 		}
 	}
+	// Failing after the first window was sent: the stream ends with the door's error event,
+	// and the unchecked window is not sent (the read-ahead joins at most four windows, 480
+	// characters, into the first check).
+	long := strings.Repeat("lorem ipsum dolor ", 40)
+	for _, d := range guardDoors {
+		r := c.gw.Do(t, http.MethodPost, d.path, d.body("bedrock-out", long+"then THROTTLE-ME", true), "anthropic-version", "2023-06-01")
+		body := string(r.Body)
+		event := map[string]string{"chat": `"code":"guardrail_unavailable"`, "messages": "event: error", "responses": `guardrail_unavailable`}[d.name]
+		if r.Status != 200 || !strings.Contains(body, "lorem ipsum") || strings.Contains(body, "THROTTLE-ME") || !strings.Contains(body, event) {
+			t.Errorf("%s: a failure mid-stream: %d %s", d.name, r.Status, body)
+		}
+	}
 	// Slower than its timeout: refused within the bound, not after the service's answer.
 	c.bedrock.SetDelay(2 * time.Second)
 	start := time.Now()
