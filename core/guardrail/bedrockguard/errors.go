@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/fngate/fngate/core/awsconf"
 	"github.com/fngate/fngate/core/guardrail"
 )
 
@@ -107,40 +105,5 @@ var maxAnswer int64 = 4 << 20
 
 var errAnswerTooLarge = errors.New("the answer is larger than 4 MiB")
 
-// limitAnswer is an SDK API option capping the answer's body before the deserializer reads
-// it (added last to the deserialize step, it runs closest to the transport). The Bedrock
-// provider has the same for its operations (core/providers/bedrock/bodylimit.go).
-func limitAnswer(stack *middleware.Stack) error {
-	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("fngate.GuardrailAnswerLimit",
-		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-			out, md, err := next.HandleDeserialize(ctx, in)
-			if resp, ok := out.RawResponse.(*smithyhttp.Response); ok && resp.Body != nil {
-				resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxAnswer}
-			}
-			return out, md, err
-		}), middleware.After)
-}
-
-// limitedBody fails a read past left bytes, rather than ending early as io.LimitReader
-// would: a cut answer must not pass for a whole one.
-type limitedBody struct {
-	io.ReadCloser
-	left int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		if n, err := b.ReadCloser.Read(one[:]); n > 0 {
-			return 0, errAnswerTooLarge
-		} else {
-			return 0, err
-		}
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
+// limitAnswer caps the answer before the SDK reads it whole.
+var limitAnswer = awsconf.LimitAnswers("fngate.GuardrailAnswerLimit", &maxAnswer, errAnswerTooLarge)

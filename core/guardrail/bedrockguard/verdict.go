@@ -87,36 +87,32 @@ func allText(outs []types.GuardrailOutputContent) bool {
 	return true
 }
 
+// entry adds a policy entry that acted (blocks: its action is the policy's block).
+func (a *assessment) entry(category, action string, detected *bool, blocks bool) {
+	if acted(action, detected) {
+		a.add(category)
+		a.blocked = a.blocked || blocks
+	}
+}
+
 // read adds one assessment: every policy whose entries carry an action.
 func (a *assessment) read(as *types.GuardrailAssessment) {
 	if p := as.TopicPolicy; p != nil {
 		for _, t := range p.Topics {
-			if acted(string(t.Action), t.Detected) {
-				a.add("topic:" + deref(t.Name))
-				a.blocked = a.blocked || t.Action == types.GuardrailTopicPolicyActionBlocked
-			}
+			a.entry("topic:"+deref(t.Name), string(t.Action), t.Detected, t.Action == types.GuardrailTopicPolicyActionBlocked)
 		}
 	}
 	if p := as.ContentPolicy; p != nil {
 		for _, f := range p.Filters {
-			if acted(string(f.Action), f.Detected) {
-				a.add("content:" + string(f.Type))
-				a.blocked = a.blocked || f.Action == types.GuardrailContentPolicyActionBlocked
-			}
+			a.entry("content:"+string(f.Type), string(f.Action), f.Detected, f.Action == types.GuardrailContentPolicyActionBlocked)
 		}
 	}
 	if p := as.WordPolicy; p != nil {
 		for _, w := range p.CustomWords {
-			if acted(string(w.Action), w.Detected) {
-				a.add("word")
-				a.blocked = a.blocked || w.Action == types.GuardrailWordPolicyActionBlocked
-			}
+			a.entry("word", string(w.Action), w.Detected, w.Action == types.GuardrailWordPolicyActionBlocked)
 		}
 		for _, w := range p.ManagedWordLists {
-			if acted(string(w.Action), w.Detected) {
-				a.add("word:" + string(w.Type))
-				a.blocked = a.blocked || w.Action == types.GuardrailWordPolicyActionBlocked
-			}
+			a.entry("word:"+string(w.Type), string(w.Action), w.Detected, w.Action == types.GuardrailWordPolicyActionBlocked)
 		}
 	}
 	if p := as.SensitiveInformationPolicy; p != nil {
@@ -129,10 +125,7 @@ func (a *assessment) read(as *types.GuardrailAssessment) {
 	}
 	if p := as.ContextualGroundingPolicy; p != nil {
 		for _, f := range p.Filters {
-			if acted(string(f.Action), f.Detected) {
-				a.add("grounding:" + string(f.Type))
-				a.blocked = a.blocked || f.Action == types.GuardrailContextualGroundingPolicyActionBlocked
-			}
+			a.entry("grounding:"+string(f.Type), string(f.Action), f.Detected, f.Action == types.GuardrailContextualGroundingPolicyActionBlocked)
 		}
 	}
 	if p := as.AutomatedReasoningPolicy; p != nil {

@@ -287,16 +287,3 @@ func TestAnswerLimit(t *testing.T) {
 		}
 	}
 }
-
-func TestLimitedBody(t *testing.T) {
-	for _, tc := range []struct {
-		size, limit int
-		ok          bool
-	}{{10, 10, true}, {9, 10, true}, {11, 10, false}, {0, 0, true}, {1, 0, false}} {
-		b := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", tc.size))), left: int64(tc.limit)}
-		got, err := io.ReadAll(b)
-		if tc.ok && (err != nil || len(got) != tc.size) || !tc.ok && !errors.Is(err, errAnswerTooLarge) {
-			t.Errorf("%d bytes under %d: %d read, %v", tc.size, tc.limit, len(got), err)
-		}
-	}
-}
