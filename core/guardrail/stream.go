@@ -14,9 +14,10 @@ type CheckFunc func(texts []string) (out []string, blocked bool, err error)
 
 // Stream checks a streamed answer before its deltas go on. Deltas are held until a window
 // of characters has come (or the stream ends), then the window is checked and released, but
-// for its last overlap characters: those are held and checked again with the next window, so
-// what is split across two windows (an email, a card number shorter than the overlap) is
-// seen whole before any of it is sent. The client is held back by at most one window. A
+// for its last overlap characters: those are held as the upstream sent them and checked again
+// with the next window, so what is split across two windows (an email, a card number shorter
+// than the overlap) is seen whole before any of it is sent; where the guardrail changed text
+// across that cut, the cut moves back to the change's start (alignCut). The client is held back by at most one window. A
 // block ends the stream there, as a content filter does (llm.StopContentFilter); what was
 // released stays with the client, what was held is withheld.
 //
@@ -237,6 +238,19 @@ func (s *Stream) release(final bool) {
 		s.Close()
 		return
 	}
+	// While the stream goes on, the last run's overlap is held as the upstream sent it, to be
+	// checked again with what follows (alignCut).
+	var tail piece
+	if last := runs[len(runs)-1]; !final && last.to == len(s.held) {
+		k := len(runs) - 1
+		want := max(0, len(texts[k])-s.overlap)
+		for want > 0 && !utf8.RuneStart(texts[k][want]) {
+			want--
+		}
+		cut, outCut := alignCut(texts[k], out[k], want)
+		tail = piece{ch: s.held[last.from].ch, text: texts[k][cut:]}
+		out[k] = out[k][:outCut]
+	}
 	// Each run becomes one piece of its text as it may go on.
 	rebuilt := make([]piece, 0, len(s.held))
 	next := 0
@@ -247,21 +261,6 @@ func (s *Stream) release(final bool) {
 	}
 	rebuilt = append(rebuilt, s.held[next:]...)
 	s.held = rebuilt
-	last := &s.held[len(s.held)-1]
-	if final || last.marker != nil || len(last.text) <= s.overlap {
-		if final || last.marker != nil {
-			s.flush(len(s.held), piece{})
-		} else {
-			s.flush(len(s.held)-1, piece{})
-		}
-		return
-	}
-	cut := len(last.text) - s.overlap
-	for cut > 0 && !utf8.RuneStart(last.text[cut]) {
-		cut--
-	}
-	tail := piece{ch: last.ch, text: last.text[cut:]}
-	last.text = last.text[:cut]
 	s.flush(len(s.held), tail)
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -152,12 +153,72 @@ func TestStreamWindows(t *testing.T) {
 				}
 				for _, c := range m.calls {
 					for _, text := range c {
-						if len(text) > tc.window+tc.overlap+ahead+7 {
-							t.Fatalf("a window of %d characters was checked; the bound is window+read-ahead+one delta", len(text))
+						if len(text) > tc.window+tc.overlap+len("alice@example.com")+ahead+7 {
+							t.Fatalf("a window of %d characters was checked; the bound is window+overlap+an entity+read-ahead+one delta", len(text))
 						}
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestStreamEntityCutByTheWindow: a window that ends inside an entity ("alice@example.c")
+// is masked there by the guardrail; the cut moves back to where the mask starts, so the
+// entity is checked again whole and its remainder never goes out in the clear. An API key
+// leaked its tail this way.
+func TestStreamEntityCutByTheWindow(t *testing.T) {
+	key := regexp.MustCompile(`sk-[A-Za-z0-9]+`)
+	keyMasker := func(texts []string) ([]string, bool, error) {
+		out := make([]string, len(texts))
+		for i, t := range texts {
+			out[i] = key.ReplaceAllString(t, "[API_KEY]")
+		}
+		return out, false, nil
+	}
+	for _, tc := range []struct {
+		name  string
+		first string
+		rest  string
+		check guardrail.CheckFunc
+		want  string
+	}{
+		{"email", "please write to alice@example.c", "om today", (&emailMasker{}).check, "please write to [EMAIL] today"},
+		{"api key", "the key is sk-abcdefgh", "ijklmnop, keep it", keyMasker, "the key is [API_KEY], keep it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := &deltas{list: []llm.Delta{{Text: tc.first}, {Text: tc.rest}, {Stop: llm.StopEnd}}}
+			got, _, _, err := drain(t, guardrail.NewStream(up, len(tc.first), 10, tc.check))
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q (%v), want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestStreamMasksAsTheWholeText: however the upstream splits its text and whatever the
+// window, read-ahead and timing, the client gets what masking the whole answer gives, for
+// entities shorter than the overlap.
+func TestStreamMasksAsTheWholeText(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	names := []string{"alice", "bob", "carol", "dave"}
+	for i := range 400 {
+		var b strings.Builder
+		for b.Len() < 600 {
+			if r.IntN(4) == 0 {
+				fmt.Fprintf(&b, "%s@%s.com ", names[r.IntN(4)], names[r.IntN(4)])
+			} else {
+				b.WriteString([]string{"lorem ", "ipsum ", "dolor ", "sit ", "amet, ", "\n"}[r.IntN(6)])
+			}
+		}
+		whole := b.String()
+		want := email.ReplaceAllString(whole, "[EMAIL]")
+		window, overlap := 30+r.IntN(90), 20+r.IntN(10)
+		ahead := []int{0, 0, 50, 400}[r.IntN(4)]
+		up := &deltas{list: append(words(whole, 1+r.IntN(12)), llm.Delta{Stop: llm.StopEnd})}
+		got, _, _, err := drain(t, newStream(up, window, overlap, ahead, (&emailMasker{}).check))
+		if err != nil || got != want {
+			t.Fatalf("case %d (window %d, overlap %d, read-ahead %d): %v\ngot  %q\nwant %q", i, window, overlap, ahead, err, got, want)
 		}
 	}
 }
