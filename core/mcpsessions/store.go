@@ -77,16 +77,14 @@ func (s *Memory) evict() {
 	now := s.Now()
 	soonest := ""
 	for id, sess := range s.m {
-		if !now.Before(sess.Expires) {
+		switch {
+		case !now.Before(sess.Expires):
 			delete(s.m, id)
-			soonest = ""
-			continue
-		}
-		if soonest == "" || sess.Expires.Before(s.m[soonest].Expires) {
+		case soonest == "" || sess.Expires.Before(s.m[soonest].Expires):
 			soonest = id
 		}
 	}
-	if len(s.m) >= MaxMemorySessions && soonest != "" {
+	if len(s.m) >= MaxMemorySessions {
 		delete(s.m, soonest)
 	}
 }
