@@ -39,6 +39,12 @@ type Config struct {
 	ResponseCache ResponseCache `yaml:"response_cache"`
 	// Guardrails are the named content controls models and keys attach (guardrails.go).
 	Guardrails map[string]*Guardrail `yaml:"guardrails"`
+	// MCPServers are the upstream MCP servers /mcp aggregates, MCPSessions where the
+	// sessions of the protocol versions that open one live, MCPOAuth the OAuth tokens /mcp
+	// accepts beside gateway keys (mcp.go).
+	MCPServers  map[string]*MCPServer `yaml:"mcp_servers"`
+	MCPSessions MCPSessions           `yaml:"mcp_sessions"`
+	MCPOAuth    *MCPOAuth             `yaml:"mcp_oauth"`
 
 	// RequestProfile is how strictly the OpenAI doors read requests: ProfileStrict (the
 	// default: the documented subset, anything else refused) or ProfileExtended (the fields
@@ -83,6 +89,8 @@ type Key struct {
 	// requests when set; validation fills them in from the top level otherwise.
 	RequestProfile       string   `yaml:"request_profile"`
 	RequestProfileIgnore []string `yaml:"request_profile_ignore"`
+	// MCP limits what the key reaches through /mcp; nil allows every server and tool.
+	MCP *MCPAccess `yaml:"mcp"`
 	// KeyLimits are the key's rate limit, budget and per-model limits (limits.go).
 	KeyLimits `yaml:",inline"`
 

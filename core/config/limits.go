@@ -14,6 +14,8 @@ import (
 type Rate struct {
 	RequestsPerMinute int64 `yaml:"requests_per_minute"`
 	TokensPerMinute   int64 `yaml:"tokens_per_minute"`
+	// ToolCallsPerMinute limits the key's tools/call messages on /mcp.
+	ToolCallsPerMinute int64 `yaml:"tool_calls_per_minute"`
 }
 
 // Budget caps what a key may spend on priced models, in USD per UTC day and per UTC calendar
