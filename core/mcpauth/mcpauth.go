@@ -137,6 +137,11 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 	if raw == "" {
 		return Principal{}, ErrNoToken
 	}
+	// A token that is no JWS at all is refused before discovery: it is known bad without
+	// the issuer, so it costs the issuer no request and is a 401 even when the issuer is down.
+	if strings.Count(raw, ".") != 2 {
+		return Principal{}, refuse(ErrInvalidToken, nil, "the token is not a signed JWT access token")
+	}
 	tv, err := v.get()
 	if err != nil {
 		return Principal{}, err

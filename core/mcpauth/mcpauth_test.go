@@ -137,6 +137,12 @@ func TestDiscoveryIsLazyAndOnce(t *testing.T) {
 	if v.MetadataURL() == "" {
 		t.Fatal("no metadata URL")
 	}
+	if _, err := v.Verify(context.Background(), "opaque-token"); !errors.Is(err, mcpauth.ErrInvalidToken) {
+		t.Fatalf("an opaque token: %v", err)
+	}
+	if got := rec.requests(); len(got) != 0 {
+		t.Fatalf("an opaque token made requests: %v", got)
+	}
 	tok := iss.Mint(oidcfake.Claims{"aud": resource})
 	for range 3 {
 		if _, err := v.Verify(context.Background(), tok); err != nil {
