@@ -220,3 +220,14 @@ func TestDiscoveryRefusesAnotherIssuer(t *testing.T) {
 		t.Errorf("error %v, want ErrUnavailable naming the issuer", err)
 	}
 }
+
+// Keys that cannot be fetched leave the token unchecked: ErrUnavailable (a 503), not a
+// refusal of the token.
+func TestKeysUnreachable(t *testing.T) {
+	v, iss, rec := fixture(t)
+	rec.missing["/jwks"] = true
+	_, err := v.Verify(context.Background(), iss.Mint(oidcfake.Claims{"aud": resource}))
+	if !errors.Is(err, mcpauth.ErrUnavailable) || errors.Is(err, mcpauth.ErrInvalidToken) {
+		t.Errorf("error %v, want ErrUnavailable", err)
+	}
+}
