@@ -181,7 +181,11 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Principal, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return Principal{}, refuse(ErrInsufficientScope, nil, "the token lacks the scope %s", strings.Join(missing, " "))
+		noun := "scope"
+		if len(missing) > 1 {
+			noun = "scopes"
+		}
+		return Principal{}, refuse(ErrInsufficientScope, nil, "the token lacks the %s %s", noun, strings.Join(missing, " "))
 	}
 	return Principal{Subject: tok.Subject, Scopes: scopes}, nil
 }
