@@ -107,7 +107,9 @@ func SessionsContinuedOnAnotherInstance(t *testing.T, store mcpsessions.Store) {
 	}
 }
 
-func TestSessionsInMemory(t *testing.T) { SessionsContinuedOnAnotherInstance(t, mcpsessions.NewMemory()) }
+func TestSessionsInMemory(t *testing.T) {
+	SessionsContinuedOnAnotherInstance(t, mcpsessions.NewMemory())
+}
 
 // The current protocol opens no session, with or without a store.
 func TestSessionlessVersionOpensNoSession(t *testing.T) {
