@@ -189,3 +189,12 @@ func isLoopback(hostport string) bool {
 
 // errNotAllowed is a name outside the caller's access, or one no upstream has.
 var errNotAllowed = errors.New("not allowed")
+
+// ForConfig returns the handler of cfg's mcp_servers and mcp_sessions, with the platform's
+// session store (nil where mcp_sessions is none) and transport.
+func ForConfig(cfg *config.Config, sessions mcpsessions.Store, transport http.RoundTripper, allowSSE bool, logger *slog.Logger) (*Handler, error) {
+	return New(Options{
+		Servers: cfg.MCPServers, Sessions: sessions, SessionTTL: cfg.MCPSessions.TTL.D(),
+		Transport: transport, AllowSSE: allowSSE, Logger: logger,
+	})
+}
