@@ -131,15 +131,15 @@ type Gateway struct {
 	mcpOAuth       MCPOAuth
 	mcpOAuthAccess config.MCPAccess
 	captureContent bool // telemetry.otlp.capture_content: tool call content in records
-	models map[string]*model
-	names  []string // sorted model names, for /v1/models
-	keys   []clientKey
-	stored *keyCache // nil: no key store
-	open   bool
-	log    *slog.Logger
-	now    func() time.Time
-	state  routestate.Reader
-	limits llm.Limits
+	models         map[string]*model
+	names          []string // sorted model names, for /v1/models
+	keys           []clientKey
+	stored         *keyCache // nil: no key store
+	open           bool
+	log            *slog.Logger
+	now            func() time.Time
+	state          routestate.Reader
+	limits         llm.Limits
 	// openProfile is the request profile when no key is configured.
 	openProfile openai.Profile
 	maxBody     int64

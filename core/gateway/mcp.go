@@ -36,7 +36,9 @@ type mcpWire struct{}
 
 func (mcpWire) endpoint() string { return record.EndpointMCP }
 
-func (mcpWire) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) { openai.WriteError(w, e) }
+func (mcpWire) writeError(w http.ResponseWriter, _ *requestCtx, e *llm.Error) {
+	openai.WriteError(w, e)
+}
 
 // serveMCP authenticates a caller of /mcp and hands the request to the MCP handler with the
 // caller in its context. Its request line is logged when the handler returns; each call it
