@@ -118,7 +118,8 @@ func New(opt Options) (*Handler, error) {
 			Resources: &sdk.ResourceCapabilities{},
 			Logging:   &sdk.LoggingCapabilities{},
 		},
-		Logger: opt.Logger,
+		// The SDK logs every message's session at INFO; the gateway's own lines say what
+		// happened.
 	})
 	h.server.AddReceivingMiddleware(h.dispatch)
 	h.stateless = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.server }, &sdk.StreamableHTTPOptions{
@@ -126,7 +127,6 @@ func New(opt Options) (*Handler, error) {
 		// The gateway authenticates every caller; an open gateway's is checked below.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        opt.MaxMessageBytes,
-		Logger:                     opt.Logger,
 	})
 	return h, nil
 }
