@@ -110,7 +110,7 @@ func (q *request) mcpCaller() (*mcpcall.Caller, bool) {
 		}
 	}
 	c.Begin = func(ctx context.Context, method, name string) (context.Context, func(*record.ToolCall)) {
-		return g.beginToolCall(ctx, q.r, method, name)
+		return g.beginToolCall(ctx, q.rc.trace, method, name)
 	}
 	return c, true
 }
@@ -143,10 +143,10 @@ func (g *Gateway) admitToolCall(ctx context.Context, k *clientKey, limit int64) 
 
 // beginToolCall starts the span of one forwarded call, and returns what ends it and writes
 // its log line.
-func (g *Gateway) beginToolCall(ctx context.Context, r *http.Request, method, name string) (context.Context, func(*record.ToolCall)) {
+func (g *Gateway) beginToolCall(ctx context.Context, trace record.RequestTrace, method, name string) (context.Context, func(*record.ToolCall)) {
 	var endSpan func(*record.ToolCall)
-	if t, ok := g.tracer.(record.ToolCallTracer); ok {
-		ctx, endSpan = t.ToolCall(ctx, r, method, name)
+	if t, ok := trace.(record.ToolCallTracer); ok {
+		ctx, endSpan = t.ToolCall(ctx, method, name)
 	}
 	return ctx, func(c *record.ToolCall) {
 		g.logToolCall(c)
