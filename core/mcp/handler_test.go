@@ -21,7 +21,7 @@ import (
 )
 
 // gateway serves h at /mcp as the gateway does, every request made by caller.
-func gateway(t *testing.T, opt mcp.Options, caller mcpcall.Caller) (string, *recorder) {
+func gateway(t testing.TB, opt mcp.Options, caller mcpcall.Caller) (string, *recorder) {
 	t.Helper()
 	h, err := mcp.New(opt)
 	if err != nil {
