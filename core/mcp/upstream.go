@@ -99,8 +99,11 @@ func (u *upstream) client(ctx context.Context) (*sdk.ClientSession, error) {
 // dial opens a session under the server's timeout. The session is the instance's, not the
 // request's: it has a context of its own.
 func (u *upstream) dial() (*sdk.ClientSession, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), u.timeout())
-	defer cancel()
+	// The SSE transport's stream lives on the context the session was opened with: it is
+	// cancelled only if the dial takes too long, and otherwise lives with the session.
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(u.timeout(), cancel)
+	defer timer.Stop()
 	c := sdk.NewClient(&sdk.Implementation{Name: "fngate", Version: Version}, &sdk.ClientOptions{
 		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { u.catalog.invalidate() },
 		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { u.catalog.invalidate() },
@@ -122,6 +125,7 @@ func (u *upstream) dial() (*sdk.ClientSession, error) {
 	}
 	s, err := c.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: upstreamVersion})
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("connecting: %v", err) // not the SDK's wire error: the server never answered
 	}
 	if v := s.InitializeResult(); v != nil && v.ProtocolVersion < sessionlessVersion && v.Capabilities != nil && v.Capabilities.Logging != nil {
