@@ -120,6 +120,9 @@ func (c *Config) validateMCP(bad *problems) {
 		if !validName(name) || strings.Contains(name, MCPNamespaceSeparator) {
 			bad.add(p, ": server names use letters, digits, '.', '_' and '-', without %q (it joins a server's name to its tools')", MCPNamespaceSeparator)
 		}
+		if len(name)+len(MCPNamespaceSeparator) >= MaxMCPToolName {
+			bad.add(p, ": a server name of %d characters leaves no room for its tools' names within the %d characters of a namespaced name", len(name), MaxMCPToolName)
+		}
 		if s.Command != "" || len(s.Args) > 0 {
 			bad.add(p+".command", ": stdio servers cannot run on cloud functions (no process to spawn and keep between requests); serve it over streamable HTTP and give its url")
 		}

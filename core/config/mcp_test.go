@@ -25,6 +25,7 @@ func TestMCPConfigRefusals(t *testing.T) {
 		{"not http", "mcp_servers:\n  gh: {url: ftp://x/mcp}\n", "mcp_servers.gh.url must be an http(s) URL"},
 		{"credentials in the url", "mcp_servers:\n  gh: {url: \"https://u:p@x/mcp\"}\n", "not in the URL"},
 		{"separator in the name", "mcp_servers:\n  g__h: {url: https://x/mcp}\n", `mcp_servers.g__h: server names use letters, digits, '.', '_' and '-', without "__"`},
+		{"long name", "mcp_servers:\n  " + strings.Repeat("a", 62) + ": {url: https://x/mcp}\n", "leaves no room for its tools' names within the 64 characters"},
 		{"bad transport", "mcp_servers:\n  gh: {url: https://x/mcp, transport: websocket}\n", "mcp_servers.gh.transport must be streamable or sse"},
 		{"bearer and oauth", "mcp_servers:\n  gh: {url: https://x/mcp, bearer_token: t, oauth: {token_url: https://idp/token, client_id: a, client_secret: b}}\n", "give a bearer_token or oauth, not both"},
 		{"authorization header and bearer", "mcp_servers:\n  gh: {url: https://x/mcp, bearer_token: t, headers: {Authorization: x}}\n", "the Authorization header would be replaced"},
