@@ -114,6 +114,7 @@ func (h *Handler) forward(ctx context.Context, caller *mcpcall.Caller, session *
 	start := time.Now()
 	res, err := h.forwardOnce(ctx, caller, session, rec, method, name, args, token)
 	rec.Latency = time.Since(start)
+	res, err = h.redact(res, err)
 	if err != nil {
 		rec.Error = err.Error()
 	} else if b, merr := json.Marshal(res); merr == nil {
@@ -126,6 +127,37 @@ func (h *Handler) forward(ctx context.Context, caller *mcpcall.Caller, session *
 		rec.Arguments = capped(args)
 	}
 	end(rec)
+	return res, err
+}
+
+// redact blanks the config's secrets in what the client is about to get: an error's message
+// and a result's texts.
+func (h *Handler) redact(res mcpsdk.Result, err error) (mcpsdk.Result, error) {
+	sec := h.opt.Secrets
+	if sec == nil {
+		return res, err
+	}
+	if w, ok := err.(*sdk.Error); ok {
+		w.Message = sec.Redact(w.Message)
+	}
+	var contents []mcpsdk.Content
+	switch r := res.(type) {
+	case *mcpsdk.CallToolResult:
+		contents = r.Content
+	case *mcpsdk.GetPromptResult:
+		for _, m := range r.Messages {
+			contents = append(contents, m.Content)
+		}
+	case *mcpsdk.ReadResourceResult:
+		for _, c := range r.Contents {
+			c.Text = sec.Redact(c.Text)
+		}
+	}
+	for _, c := range contents {
+		if t, ok := c.(*mcpsdk.TextContent); ok {
+			t.Text = sec.Redact(t.Text)
+		}
+	}
 	return res, err
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/mcpcall"
 	"github.com/fngate/fngate/core/mcpsessions"
+	"github.com/fngate/fngate/core/telemetry"
 )
 
 // Version is what the gateway calls itself in initialize, to clients and upstreams.
@@ -66,6 +67,9 @@ type Options struct {
 	AllowSSE bool
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Secrets are the config's secret values: an upstream that echoes one (its own token in
+	// an error, a "whoami" tool) has it blanked before a client sees it.
+	Secrets *telemetry.Secrets
 }
 
 // Handler serves /mcp.
@@ -195,6 +199,6 @@ var errNotAllowed = errors.New("not allowed")
 func ForConfig(cfg *config.Config, sessions mcpsessions.Store, transport http.RoundTripper, allowSSE bool, logger *slog.Logger) (*Handler, error) {
 	return New(Options{
 		Servers: cfg.MCPServers, Sessions: sessions, SessionTTL: cfg.MCPSessions.TTL.D(),
-		Transport: transport, AllowSSE: allowSSE, Logger: logger,
+		Transport: transport, AllowSSE: allowSSE, Logger: logger, Secrets: telemetry.NewSecrets(cfg.Secrets),
 	})
 }

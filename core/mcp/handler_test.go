@@ -17,6 +17,7 @@ import (
 	"github.com/fngate/fngate/core/mcp"
 	"github.com/fngate/fngate/core/mcpcall"
 	"github.com/fngate/fngate/core/record"
+	"github.com/fngate/fngate/core/telemetry"
 	"github.com/fngate/fngate/internal/mcptest"
 )
 
@@ -182,7 +183,7 @@ func TestUpstreamCredentialsInjected(t *testing.T) {
 	srv := servers(map[string]string{"gh": up.URL})
 	srv["gh"].BearerToken = "upstream-token"
 	srv["gh"].Headers = map[string]string{"X-Tenant": "acme"}
-	url, _ := gateway(t, mcp.Options{Servers: srv}, mcpcall.Caller{ID: "k"})
+	url, _ := gateway(t, mcp.Options{Servers: srv, Secrets: telemetry.NewSecrets([]string{"upstream-token"})}, mcpcall.Caller{ID: "k"})
 	s := mcptest.Connect(t, url, http.Header{"Authorization": {"Bearer sk-gateway-key"}, "X-Client": {"c"}}, "2025-06-18")
 	res, err := call(s, "gh__echo", map[string]any{"text": "upstream-token?"})
 	if err != nil {
@@ -198,6 +199,10 @@ func TestUpstreamCredentialsInjected(t *testing.T) {
 	}
 	if len(up.Headers()) == 0 {
 		t.Fatal("the upstream got nothing")
+	}
+	// An upstream that echoes its own credential has it blanked.
+	if got := text(t, res); got != "[REDACTED]?" {
+		t.Errorf("the echo of the upstream's token reached the client as %q", got)
 	}
 	b, _ := json.Marshal(res)
 	if strings.Contains(string(b), "sk-gateway-key") {
