@@ -209,13 +209,14 @@ func TestTemplatePermissionsAndLogs(t *testing.T) {
 	}
 
 	// Least privilege: GetSecretValue on the listed secrets only, and only when some are
-	// listed. (The self-repair statements are checked in TestTemplateSelfRepair.)
+	// listed: the config's (SecretArns) and the MCP servers' (McpSecretArns, TestTemplateMCPSecrets).
+	// (The self-repair statements are checked in TestTemplateSelfRepair.)
 	policies := at(res, "GatewayFunction", "Properties", "Policies")
 	if policies == nil {
 		t.Fatal("GatewayFunction has no Policies")
 	}
 	var actions []string
-	var secretResource string
+	secretResources := map[string]string{} // condition => resource
 	for _, p := range policies.Content {
 		conditional := p.Tag == "!If" && len(p.Content) == 3
 		doc := p
@@ -227,21 +228,22 @@ func TestTemplatePermissionsAndLogs(t *testing.T) {
 			if !strings.HasPrefix(a, "secretsmanager:") && !strings.HasPrefix(a, "kms:") {
 				continue
 			}
-			if !conditional || (p.Content[0].Value != "HasSecrets" && p.Content[0].Value != "HasKmsKey") {
-				t.Errorf("%s must be granted under HasSecrets/HasKmsKey, so an empty parameter grants nothing", a)
+			if !conditional || !slices.Contains([]string{"HasSecrets", "HasMcpSecrets", "HasKmsKey"}, p.Content[0].Value) {
+				t.Errorf("%s must be granted under HasSecrets/HasMcpSecrets/HasKmsKey, so an empty parameter grants nothing", a)
+				continue
 			}
 			actions = append(actions, a)
 			if a == "secretsmanager:GetSecretValue" {
-				secretResource = scalar(at(st, "Resource"))
+				secretResources[p.Content[0].Value] = scalar(at(st, "Resource"))
 			}
 		}
 	}
 	slices.Sort(actions)
-	if !slices.Equal(actions, []string{"kms:Decrypt", "secretsmanager:GetSecretValue"}) {
-		t.Errorf("policy actions = %v, want only secretsmanager:GetSecretValue and kms:Decrypt", actions)
+	if !slices.Equal(actions, []string{"kms:Decrypt", "secretsmanager:GetSecretValue", "secretsmanager:GetSecretValue"}) {
+		t.Errorf("policy actions = %v, want only secretsmanager:GetSecretValue (twice) and kms:Decrypt", actions)
 	}
-	if secretResource != "!Ref SecretArns" {
-		t.Errorf("GetSecretValue resource = %s, want !Ref SecretArns", secretResource)
+	if secretResources["HasSecrets"] != "!Ref SecretArns" || secretResources["HasMcpSecrets"] != "!Ref McpSecretArns" {
+		t.Errorf("GetSecretValue resources = %v, want !Ref SecretArns under HasSecrets, !Ref McpSecretArns under HasMcpSecrets", secretResources)
 	}
 
 	if v := at(res, "GatewayLogGroup", "Properties", "RetentionInDays"); v == nil || v.Tag != "!Ref" || v.Value != "LogRetentionDays" {

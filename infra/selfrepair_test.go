@@ -297,7 +297,7 @@ func TestTemplateSelfRepair(t *testing.T) {
 			}
 			wantBus := any(nil)
 			// The key store's grants come with a public URL only (TestTemplateKeyStore).
-			wantGrants := slices.Concat([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants, samResponsesGrants, samCacheGrants)
+			wantGrants := slices.Concat([]string{"dynamodb:Query on GetAtt:RouteStateTable.Arn"}, samCounterGrants, samResponsesGrants, samCacheGrants, samMCPSessionsGrants)
 			if eventBridge {
 				wantBus = "Ref:ProviderErrorBus"
 				wantGrants = append(wantGrants, "events:PutEvents on GetAtt:ProviderErrorBus.Arn")
@@ -897,7 +897,7 @@ func TestTerraformAWSSelfRepair(t *testing.T) {
 				t.Errorf("gateway PROVIDER_ERROR_BUS present = %v with error_delivery=%s (%#v)", hasBus, delivery, env)
 			}
 			wantGw := append([]string{"dynamodb:Query on aws_dynamodb_table.route_state.arn", "logs:CreateLogStream on aws_cloudwatch_log_group.gateway.arn:*",
-				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, slices.Concat(tfCounterGrants, tfResponsesGrants, tfCacheGrants)...)
+				"logs:PutLogEvents on aws_cloudwatch_log_group.gateway.arn:*"}, slices.Concat(tfCounterGrants, tfResponsesGrants, tfCacheGrants, tfMCPSessionsGrants)...)
 			if eventBridge {
 				wantGw = append(wantGw, "events:PutEvents on aws_cloudwatch_event_bus.provider_errors.arn")
 			}
@@ -1365,6 +1365,9 @@ func TestTemplateTranslatedRoles(t *testing.T) {
 			"Allow dynamodb:GetItem on GetAtt:CacheTable.Arn", "Allow dynamodb:PutItem on GetAtt:CacheTable.Arn",
 			"PublicUrl Allow dynamodb:GetItem on GetAtt:KeysTable.Arn", "PublicUrl Allow dynamodb:Query on GetAtt:KeysTable.Arn",
 			"PublicUrl Allow dynamodb:Query on Sub:${KeysTable.Arn}/index/*",
+			"HasMcpSecrets Allow secretsmanager:GetSecretValue on Ref:McpSecretArns",
+			"HasMcpSessions Allow dynamodb:DeleteItem on GetAtt:McpSessionsTable.Arn", "HasMcpSessions Allow dynamodb:GetItem on GetAtt:McpSessionsTable.Arn",
+			"HasMcpSessions Allow dynamodb:PutItem on GetAtt:McpSessionsTable.Arn",
 		},
 		"SweepScheduleRole":        {"Allow lambda:InvokeFunction on GetAtt:RemediationFunction.Arn"},
 		"ControlPlaneFunctionRole": translatedControlPlaneRole(basic),

@@ -91,7 +91,9 @@ func (k KeyLimits) Globs() []string {
 	return out
 }
 
-func (r *Rate) set() bool   { return r != nil && (r.RequestsPerMinute > 0 || r.TokensPerMinute > 0) }
+func (r *Rate) set() bool {
+	return r != nil && (r.RequestsPerMinute > 0 || r.TokensPerMinute > 0 || r.ToolCallsPerMinute > 0)
+}
 func (b *Budget) set() bool { return b != nil && (b.USDPerDay > 0 || b.USDPerMonth > 0) }
 
 // What happens when the counter store cannot be reached, and the counters' defaults.
@@ -204,7 +206,7 @@ func (k *KeyLimits) validate(p string, bad *problems) {
 }
 
 func (r *Rate) validate(p string, bad *problems) {
-	if r != nil && (r.RequestsPerMinute < 0 || r.TokensPerMinute < 0) {
+	if r != nil && (r.RequestsPerMinute < 0 || r.TokensPerMinute < 0 || r.ToolCallsPerMinute < 0) {
 		bad.add(p, ": limits must not be negative")
 	}
 }

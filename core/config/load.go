@@ -35,6 +35,9 @@ type Options struct {
 	// HTTPClient serves enabled_if.reachable and discover; nil means a client with a short
 	// timeout.
 	HTTPClient *http.Client
+	// WithoutMCP leaves the secret references of mcp_servers unresolved: the control plane
+	// loads the gateway's config but serves no /mcp, and holds no grant on those secrets.
+	WithoutMCP bool
 }
 
 func (o *Options) getenv(k string) string {
@@ -109,7 +112,7 @@ func Parse(ctx context.Context, data []byte, opt Options) (*Config, error) {
 	if err := reportMissing(missing, disabled, where); err != nil {
 		return nil, err
 	}
-	if err := resolveSecrets(ctx, cfg, opt.Secrets, disabled); err != nil {
+	if err := resolveSecrets(ctx, cfg, &opt, disabled); err != nil {
 		return nil, err
 	}
 	if err := discoverModels(ctx, cfg, client); err != nil {

@@ -1,6 +1,12 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+)
 
 // MCPServer is one upstream MCP server the gateway's /mcp aggregates (mcp_servers.<name>).
 type MCPServer struct {
@@ -89,3 +95,108 @@ const (
 	// DefaultMCPSessionsCollection is the Firestore collection when collection is not given.
 	DefaultMCPSessionsCollection = "fngate_mcp_sessions"
 )
+
+var mcpSessionsStore = storeSection{
+	name:  "mcp_sessions",
+	kinds: []string{StoreMemory, StoreDynamoDB, StoreFirestore, StoreNone},
+	settings: []storeSetting{{StoreDynamoDB, "table"},
+		{StoreFirestore, "project"}, {StoreFirestore, "database"}, {StoreFirestore, "collection"}},
+	platform: []string{StoreDynamoDB, StoreFirestore},
+	own:      []string{"ttl"},
+	timeout:  DefaultStoreTimeout,
+}
+
+// MinMCPSessionTTL keeps a session alive across the pauses of an agent's turn.
+const MinMCPSessionTTL = time.Minute
+
+func (c *Config) validateMCP(bad *problems) {
+	for name, s := range c.MCPServers {
+		p := "mcp_servers." + name
+		if s == nil {
+			bad.add(p, ": empty server: give its url")
+			continue
+		}
+		s.Name = name
+		if !validName(name) || strings.Contains(name, MCPNamespaceSeparator) {
+			bad.add(p, ": server names use letters, digits, '.', '_' and '-', without %q (it joins a server's name to its tools')", MCPNamespaceSeparator)
+		}
+		if s.Command != "" || len(s.Args) > 0 {
+			bad.add(p+".command", ": stdio servers cannot run on cloud functions (no process to spawn and keep between requests); serve it over streamable HTTP and give its url")
+		}
+		switch u, err := url.Parse(s.URL); {
+		case s.URL == "":
+			bad.add(p+".url", " is required: the server's streamable HTTP endpoint")
+		case err != nil || u.Host == "" || u.Scheme != "https" && u.Scheme != "http":
+			bad.add(p+".url", " must be an http(s) URL, got %q", s.URL)
+		case u.User != nil:
+			bad.add(p+".url", ": put credentials in headers, bearer_token or oauth, not in the URL")
+		}
+		switch s.Transport {
+		case "":
+			s.Transport = MCPTransportStreamable
+		case MCPTransportStreamable, MCPTransportSSE:
+		default:
+			bad.add(p+".transport", " must be streamable or sse, got %q", s.Transport)
+		}
+		if s.BearerToken != "" && s.OAuth != nil {
+			bad.add(p+".bearer_token", ": give a bearer_token or oauth, not both")
+		}
+		for h := range s.Headers {
+			if strings.EqualFold(h, "Authorization") && (s.BearerToken != "" || s.OAuth != nil) {
+				bad.add(p+".headers."+h, ": the Authorization header would be replaced by the bearer_token or oauth token")
+			}
+		}
+		if o := s.OAuth; o != nil {
+			if u, err := url.Parse(o.TokenURL); err != nil || !secureOrLoopback(u) || u.Host == "" {
+				bad.add(p+".oauth.token_url", " must be the authorization server's https token endpoint, got %q", o.TokenURL)
+			}
+			if o.ClientID == "" || o.ClientSecret == "" {
+				bad.add(p+".oauth", ": client_id and client_secret are required (the client credentials grant)")
+			}
+		}
+		if t := s.Timeout.D(); t < 0 || t > MaxMCPTimeout {
+			bad.add(p+".timeout", " must be at most %v, got %v", MaxMCPTimeout, t)
+		}
+		for kind, globs := range map[string][]string{"allow": s.Tools.Allow, "deny": s.Tools.Deny} {
+			checkGlobs(bad, p+".tools."+kind, globs)
+		}
+	}
+	check := func(p string, a *MCPAccess) {
+		if a == nil {
+			return
+		}
+		if len(c.MCPServers) == 0 {
+			bad.add(p, ": no mcp_servers are configured")
+		}
+		checkGlobs(bad, p+".servers", a.Servers)
+		checkGlobs(bad, p+".tools", a.Tools)
+	}
+	for i := range c.Keys {
+		check(fmt.Sprintf("keys[%d].mcp", i), c.Keys[i].MCP)
+	}
+	if o := c.MCPOAuth; o != nil {
+		check("mcp_oauth.access", &o.Access)
+		if len(c.MCPServers) == 0 {
+			bad.add("mcp_oauth", ": no mcp_servers are configured for OAuth callers to reach")
+		}
+	}
+	s := &c.MCPSessions
+	s.Store.validate(bad, &mcpSessionsStore, nil)
+	switch t := s.TTL.D(); {
+	case t == 0:
+		s.TTL = Duration(DefaultMCPSessionTTL)
+	case t < MinMCPSessionTTL:
+		bad.add("mcp_sessions.ttl", " must be at least %v, got %v", MinMCPSessionTTL, t)
+	}
+}
+
+// MaxMCPTimeout bounds one upstream call: within what a function's invocation may last.
+const MaxMCPTimeout = 15 * time.Minute
+
+func checkGlobs(bad *problems, p string, globs []string) {
+	for i, g := range globs {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			bad.add(fmt.Sprintf("%s[%d]", p, i), ": bad glob %q", g)
+		}
+	}
+}

@@ -137,7 +137,8 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // resolveSecrets replaces secret references with their values, once per distinct reference,
 // and records every secret value so the logger can redact it.
-func resolveSecrets(ctx context.Context, cfg *Config, resolvers map[string]SecretResolver, disabled map[string]bool) error {
+func resolveSecrets(ctx context.Context, cfg *Config, opt *Options, disabled map[string]bool) error {
+	resolvers := opt.Secrets
 	cache := map[string]string{}
 	resolve := func(where string, v *string, isSecret bool) error {
 		ref, ok, err := ParseSecretRef(*v)
@@ -217,6 +218,27 @@ func resolveSecrets(ctx context.Context, cfg *Config, resolvers map[string]Secre
 		if err := resolve("admin.oidc.client_secret", &o.ClientSecret, true); err != nil {
 			return err
 		}
+	}
+	for name, s := range cfg.MCPServers {
+		if s == nil || opt.WithoutMCP {
+			continue
+		}
+		p := "mcp_servers." + name
+		for h, v := range s.Headers { // static credentials, as a rule
+			if err := resolve(p+".headers."+h, &v, true); err != nil {
+				return err
+			}
+			s.Headers[h] = v
+		}
+		if err := resolve(p+".bearer_token", &s.BearerToken, true); err != nil {
+			return err
+		}
+		if o := s.OAuth; o != nil {
+			if err := resolve(p+".oauth.client_secret", &o.ClientSecret, true); err != nil {
+				return err
+			}
+		}
+		cfg.addURLSecrets(s.URL)
 	}
 	if o := cfg.Telemetry.OTLP; o != nil {
 		for h, v := range o.Headers { // a vendor's API key, as a rule

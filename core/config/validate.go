@@ -118,6 +118,8 @@ func (c *Config) validate() error {
 		bad.add("logging.format", " must be cloudwatch, cloudlogging or text, got %q", c.Logging.Format)
 	}
 	c.validateTelemetry(bad)
+	c.validateMCP(bad)
+	c.MCPOAuth.validate(bad, c.MCPServers)
 	return bad.err()
 }
 

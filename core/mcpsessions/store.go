@@ -54,18 +54,21 @@ const MaxMemorySessions = 10000
 type Memory struct {
 	Now func() time.Time
 
-	mu sync.Mutex
-	m  map[string]Session
+	mu    sync.Mutex
+	m     map[string]Session
+	limit int // MaxMemorySessions; tests lower it
 }
 
 // NewMemory returns an empty memory store.
-func NewMemory() *Memory { return &Memory{Now: time.Now, m: map[string]Session{}} }
+func NewMemory() *Memory {
+	return &Memory{Now: time.Now, m: map[string]Session{}, limit: MaxMemorySessions}
+}
 
 func (s *Memory) Put(_ context.Context, sess Session) error {
 	sess.State = append([]byte(nil), sess.State...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, replacing := s.m[sess.ID]; !replacing && len(s.m) >= MaxMemorySessions {
+	if _, replacing := s.m[sess.ID]; !replacing && len(s.m) >= s.limit {
 		s.evict()
 	}
 	s.m[sess.ID] = sess
@@ -84,7 +87,7 @@ func (s *Memory) evict() {
 			soonest = id
 		}
 	}
-	if len(s.m) >= MaxMemorySessions {
+	if len(s.m) >= s.limit {
 		delete(s.m, soonest)
 	}
 }

@@ -102,6 +102,7 @@ const (
 	EndpointEmbeddings     = "embeddings"      // POST /v1/embeddings
 	EndpointGetResponse    = "get_response"    // GET /v1/responses/{id}
 	EndpointDeleteResponse = "delete_response" // DELETE /v1/responses/{id}
+	EndpointMCP            = "mcp"             // POST and DELETE /mcp
 )
 
 // TransportWebSocket names the WebSocket mode in log lines (transport) and traces
@@ -123,4 +124,20 @@ const (
 	Unsupported  ErrorClass = "unsupported"  // the provider cannot serve this operation
 	BadRequest   ErrorClass = "bad_request"  // the provider rejected the request itself
 	StreamBroken ErrorClass = "stream_broken"
+)
+
+// MsgToolCall (INFO) is one message /mcp forwarded to an upstream MCP server (tools/call,
+// prompts/get, resources/read), logged when it ends: record.ToolCall.
+const MsgToolCall = "mcp_tool_call"
+
+// Tool call outcomes (ToolCall.Outcome).
+const (
+	ToolCallOK        = "ok"
+	ToolCallToolError = "tool_error" // the upstream answered with isError: the tool failed
+	ToolCallRefused   = "refused"    // outside the caller's mcp access, or unknown
+	ToolCallLimited   = "rate_limited"
+	ToolCallUpstream  = "upstream_error" // unreachable, or answered with an error or garbage
+	ToolCallTimeout   = "timeout"
+	ToolCallTooLarge  = "too_large" // the upstream's answer passed the result size bound
+	ToolCallClosed    = "client_closed"
 )

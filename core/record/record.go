@@ -108,3 +108,21 @@ type Guardrail struct {
 	Units          int           // what the service metered
 	CostUSD        float64       // at the service's published price
 }
+
+// ToolCall is one message /mcp forwarded to an upstream MCP server, as its log line has it.
+type ToolCall struct {
+	RequestID string
+	Key       string // the gateway key's name, or oauth:<subject> for an OAuth caller
+	KeyID     string // a stored key's id; "" otherwise
+	Method    string // tools/call, prompts/get or resources/read
+	Server    string // the mcp_servers entry
+	Name      string // the upstream's own name of the tool or prompt, or the resource's URI
+	Outcome   string // one of the ToolCall... outcomes
+	Error     string // what the client was told, when it was not ok
+	Latency   time.Duration
+	// ArgumentBytes and ResultBytes are the JSON sizes of what the client sent and got.
+	ArgumentBytes, ResultBytes int
+	// Arguments and Result are the JSON themselves, only under logging.capture_content
+	// (and cut to a bound there).
+	Arguments, Result []byte
+}

@@ -47,3 +47,10 @@ type AttemptTrace interface {
 	// End closes the attempt with its record, as logged.
 	End(rec *Attempt)
 }
+
+// ToolCallTracer is what a Tracer also implements to trace /mcp's forwarded calls: ToolCall
+// begins the span of one (method and the namespaced name known), under the request's trace
+// that ctx carries, and the function it returns ends it with the call's record.
+type ToolCallTracer interface {
+	ToolCall(ctx context.Context, r *http.Request, method, name string) (context.Context, func(*ToolCall))
+}

@@ -33,7 +33,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Claims are an ID token's claims; Mint fills iss, aud, sub, iat and exp when absent.
+// Claims are an ID token's claims; Mint fills iss, aud, sub, iat and exp when absent, and
+// leaves out a claim set to nil (a token with no aud, say).
 type Claims map[string]any
 
 // Issuer is a running fake identity provider.
@@ -67,6 +68,9 @@ func Start(opt Options) (*Issuer, error) {
 		user: Claims{"sub": "user-1", "email": "ops@example.com", "email_verified": true}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", i.discovery)
+	// RFC 8414's name for the same document, which OAuth-only clients and resource servers
+	// ask for; the issuer has no path, so nothing is inserted after the well-known prefix.
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", i.discovery)
 	mux.HandleFunc("GET /jwks", i.jwks)
 	i.flowRoutes(mux)
 	i.srv = httptest.NewServer(mux)
@@ -123,6 +127,10 @@ func (i *Issuer) fill(c Claims) Claims {
 	now := i.opt.Now()
 	out := Claims{"iss": i.URL, "aud": i.opt.ClientID, "sub": "user-1", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 	for k, v := range c {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
 		out[k] = v
 	}
 	return out

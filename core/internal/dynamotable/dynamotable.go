@@ -1,7 +1,7 @@
 // Package dynamotable creates the DynamoDB tables of fngate's stores (route state, counters,
-// stored responses, the response cache) for local development and tests, where the IaC
-// owns real tables, and holds what those stores share about items: their size as DynamoDB
-// counts it and the layout of their times (itemsize.go).
+// stored responses, the response cache, MCP sessions) for local development and tests, where
+// the IaC owns real tables, and holds what those stores share about items: their size as
+// DynamoDB counts it and the layout of their times (itemsize.go).
 package dynamotable
 
 import (

@@ -1,6 +1,7 @@
 // Package firestoredoc holds what fngate's Firestore stores (stored responses, stored keys,
-// the response cache) share about documents: Firestore's size limits, a document's size as
-// Firestore counts it against them, and the start-up log line's name for a collection.
+// the response cache, MCP sessions) share about documents: Firestore's size limits, a
+// document's size as Firestore counts it against them, and the start-up log line's name for a
+// collection.
 package firestoredoc
 
 import (

@@ -45,7 +45,7 @@ var instance = newLazy(10*time.Second, func(ctx context.Context) (http.Handler, 
 func ControlPlane(w http.ResponseWriter, r *http.Request) { instance.ServeHTTP(w, r) }
 
 func build(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{gcpsm.Scheme: gcpsm.NewDefault()}}
+	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{gcpsm.Scheme: gcpsm.NewDefault()}, WithoutMCP: true}
 	cfg, source, err := boot.LoadConfig(ctx, getenv, boot.Files{}, opt)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func main() {
 
 // setup builds the control plane's handler from the environment.
 func setup(ctx context.Context, getenv func(string) string) (http.Handler, error) {
-	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewWith(awsconf.FromEnvironment)}}
+	opt := config.Options{Getenv: getenv, Secrets: map[string]config.SecretResolver{awssm.Scheme: awssm.NewWith(awsconf.FromEnvironment)}, WithoutMCP: true}
 	cfg, source, err := boot.LoadConfig(ctx, getenv, boot.Files{Root: packageRoot(), Packaged: "fngate.yaml"}, opt)
 	if err != nil {
 		return nil, err

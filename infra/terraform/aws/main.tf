@@ -18,6 +18,8 @@ locals {
     local.public ? { KEYS_TABLE = aws_dynamodb_table.keys.name } : {},
     # Without it the gateway publishes nothing: the log subscription needs no publisher.
     local.eventbridge ? { PROVIDER_ERROR_BUS = aws_cloudwatch_event_bus.provider_errors[0].name } : {},
+    # The config's mcp_sessions.table wins.
+    var.mcp_sessions ? { FNGATE_MCP_SESSIONS_TABLE = aws_dynamodb_table.mcp_sessions[0].name } : {},
   )
 }
 
@@ -110,8 +112,8 @@ resource "aws_lambda_function" "gateway" {
 
   # Lambda logs to /aws/lambda/<function_name>, created here first with its retention. The
   # secrets are read at cold start: the role must be able to read them first (and a guardrail
-  # can be called on the first request).
-  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses, aws_iam_role_policy.cache, aws_iam_role_policy.keys, aws_iam_role_policy.guardrails]
+  # can be called, or an MCP session opened, on the first request).
+  depends_on = [aws_cloudwatch_log_group.gateway, aws_iam_role_policy.logs, aws_iam_role_policy.secrets, aws_iam_role_policy.self_repair, aws_iam_role_policy.counters, aws_iam_role_policy.responses, aws_iam_role_policy.cache, aws_iam_role_policy.keys, aws_iam_role_policy.guardrails, aws_iam_role_policy.mcp_secrets, aws_iam_role_policy.mcp_sessions]
 }
 
 resource "aws_lambda_function_url" "gateway" {

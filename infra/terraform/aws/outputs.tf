@@ -28,6 +28,11 @@ output "responses_table_name" {
   value       = aws_dynamodb_table.responses.name
 }
 
+output "mcp_sessions_table_name" {
+  description = "The table of MCP sessions (FNGATE_MCP_SESSIONS_TABLE of the gateway); null with mcp_sessions = false."
+  value       = var.mcp_sessions ? aws_dynamodb_table.mcp_sessions[0].name : null
+}
+
 output "cache_table_name" {
   description = "The response cache's table (CACHE_TABLE of the gateway)."
   value       = aws_dynamodb_table.cache.name

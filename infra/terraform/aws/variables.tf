@@ -201,3 +201,21 @@ variable "keys_deletion_protection" {
   type        = bool
   default     = true
 }
+
+variable "mcp_secret_arns" {
+  description = "ARNs of the Secrets Manager secrets the config's mcp_servers reference (aws-sm:// in an upstream's headers, bearer_token or oauth.client_secret). Only the gateway may read these: the control plane never calls an MCP server. A trailing -?????? wildcard matches the ARN's random suffix."
+  type        = list(string)
+  default     = []
+
+  validation {
+    # A name (what an aws-sm:// reference holds) grants nothing: IAM matches ARNs.
+    condition     = alltrue([for arn in var.mcp_secret_arns : can(regex("^arn:aws(-[a-z]+)*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@?*-]+$", arn))])
+    error_message = "mcp_secret_arns must be Secrets Manager secret ARNs (arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-??????), not names."
+  }
+}
+
+variable "mcp_sessions" {
+  description = "Create the table of MCP sessions (FNGATE_MCP_SESSIONS_TABLE), which the MCP protocol versions before 2026-07-28 open with initialize, so that any instance continues a session another one opened. false: no table, no grant and no FNGATE_MCP_SESSIONS_TABLE, for a config whose mcp_sessions names a store of its own."
+  type        = bool
+  default     = true
+}

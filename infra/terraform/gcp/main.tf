@@ -10,6 +10,10 @@ locals {
     values(var.secret_env),
     local.has_config ? [local.config_secret] : [],
   ))
+  # The gateway's alone: the control plane reads readable_secrets, and never calls an MCP
+  # server. One set, so a secret listed in both variables is bound once (a second identical
+  # binding would remove the first's when destroyed).
+  gateway_secrets = setunion(local.readable_secrets, toset(var.mcp_secret_ids))
   environment = merge(
     var.environment,
     { FNGATE_INVOKER_AUTH = var.public ? "PUBLIC" : "IAM" },
@@ -19,6 +23,7 @@ locals {
     local.responses_env,
     local.cache_env,
     local.gateway_stored_keys ? local.keys_env : {},
+    local.mcp_sessions_env,
   )
 }
 
@@ -64,7 +69,7 @@ resource "google_secret_manager_secret_version" "config" {
 }
 
 resource "google_secret_manager_secret_iam_member" "gateway" {
-  for_each  = local.readable_secrets
+  for_each  = local.gateway_secrets
   project   = var.project_id
   secret_id = each.value
   role      = "roles/secretmanager.secretAccessor"

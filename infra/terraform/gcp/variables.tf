@@ -327,3 +327,21 @@ variable "model_armor" {
   type        = bool
   default     = false
 }
+
+variable "mcp_secret_ids" {
+  description = "Secret Manager secret ids (in project_id) the config's mcp_servers reference (gcp-sm:// in an upstream's headers, bearer_token or oauth.client_secret); the gateway may read these. Only the gateway: the control plane never calls an MCP server. A secret in another project needs roles/secretmanager.secretAccessor granted there."
+  type        = list(string)
+  default     = []
+
+  validation {
+    # An id, not projects/P/secrets/S: the grant is made in project_id.
+    condition     = alltrue([for id in var.mcp_secret_ids : can(regex("^[A-Za-z0-9_-]{1,255}$", id))])
+    error_message = "mcp_secret_ids must be secret ids (letters, digits, _ and -), not resource names."
+  }
+}
+
+variable "mcp_sessions" {
+  description = "Keep MCP sessions (the MCP protocol versions before 2026-07-28 open one with initialize) in the fngate_mcp_sessions collection of the responses database, with a TTL policy on expires_at, so that any instance continues a session another one opened (FNGATE_MCP_SESSIONS_PROJECT, _DATABASE, _COLLECTION). false: no TTL policy and no environment, for a config whose mcp_sessions names a store of its own."
+  type        = bool
+  default     = true
+}
