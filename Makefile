@@ -7,7 +7,8 @@ LDFLAGS   := -s -w
 # Lambda: provided.al2023 on arm64; lambda.norpc drops net/rpc (4 MB) from the binary.
 LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 # LAMBDA_TAGS=lambda.norpc,vertex adds the Vertex AI provider (+10.7 MB, +25 ms cold start);
-# LAMBDA_TAGS=lambda.norpc,otel the OpenTelemetry export (+5.4 MB; both: +12.6 MB).
+# LAMBDA_TAGS=lambda.norpc,otel the OpenTelemetry export (+5.4 MB; both: +12.6 MB);
+# LAMBDA_TAGS=lambda.norpc,mcp the MCP gateway at /mcp (the MCP Go SDK: +2.2 MB, 13.7 MB).
 LAMBDA_TAGS  ?= lambda.norpc
 # grpcnotrace keeps gRPC's golang.org/x/net/trace (and the html/template it brings, which
 # stops the linker from dropping unused methods) out of builds that carry gRPC: 8-9 MB less.
@@ -40,6 +41,7 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags lambda.norpc,vertex ./functions/lambda
 	$(GO) vet -tags lambda.norpc,otel ./functions/lambda
+	$(GO) vet -tags lambda.norpc,mcp ./functions/lambda
 	@if command -v cfn-lint >/dev/null 2>&1; then cfn-lint template.yaml; else echo "lint: cfn-lint not installed, template.yaml not linted"; fi
 	@if command -v terraform >/dev/null 2>&1; then TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform; else echo "lint: terraform not installed, infra/terraform not format-checked"; fi
 

@@ -13,18 +13,20 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fngate/fngate/core/config"
+	mcpdynamo "github.com/fngate/fngate/core/mcpsessions/dynamostore"
+	mcpfirestore "github.com/fngate/fngate/core/mcpsessions/firestorestore"
 )
 
 // The MCP gateway (/mcp): the upstream servers' secrets, the gateway's alone, and the store of
 // the sessions the protocol versions before 2026-07-28 open, read by every instance.
 
-// The sessions stores' schema and the mains' environment are core/mcpsessions/dynamostore's,
-// firestorestore's, functions/lambda's and functions/gcf's, none of them on this branch yet:
-// once they are, these should become their constants (as responses_test.go uses
-// respdynamo.KeyPartition), and checkStoreEnvRead below starts comparing.
+// The sessions stores' schema is theirs; the environment names are the mains' (Lambda's is
+// behind the mcp build tag, so spelled here), which checkStoreEnvRead compares with what the
+// functions' source reads.
 const (
-	mcpSessionsKey              = "id"
-	mcpSessionsTTL              = "expires_at"
+	mcpSessionsKey              = mcpdynamo.KeyPartition
+	mcpSessionsTTL              = mcpdynamo.AttrTTL
+	mcpSessionsFirestoreTTL     = mcpfirestore.TTLField
 	envMCPSessionsTable         = "FNGATE_MCP_SESSIONS_TABLE"
 	envMCPSessionsProject       = "FNGATE_MCP_SESSIONS_PROJECT"
 	envMCPSessionsDatabase      = "FNGATE_MCP_SESSIONS_DATABASE"
@@ -449,8 +451,8 @@ func TestTerraformGCPMCP(t *testing.T) {
 			continue
 		}
 		if count(t, ctx, ttl) != 1 || valString(t, ctx, ttl, "collection") != config.DefaultMCPSessionsCollection ||
-			valString(t, ctx, ttl, "field") != mcpSessionsTTL || child(ttl, "ttl_config") == nil || valString(t, ctx, ttl, "database") != database {
-			t.Errorf("the TTL policy must be on field %s of %s in the responses database", mcpSessionsTTL, config.DefaultMCPSessionsCollection)
+			valString(t, ctx, ttl, "field") != mcpSessionsFirestoreTTL || child(ttl, "ttl_config") == nil || valString(t, ctx, ttl, "database") != database {
+			t.Errorf("the TTL policy must be on field %s of %s in the responses database", mcpSessionsFirestoreTTL, config.DefaultMCPSessionsCollection)
 		}
 		for k, want := range map[string]string{envMCPSessionsProject: "var.project_id", envMCPSessionsDatabase: database,
 			envMCPSessionsCollection: config.DefaultMCPSessionsCollection} {

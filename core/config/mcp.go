@@ -173,6 +173,9 @@ func (c *Config) validateMCP(bad *problems) {
 	}
 	for i := range c.Keys {
 		check(fmt.Sprintf("keys[%d].mcp", i), c.Keys[i].MCP)
+		if _, ok := c.Keys[i].PerModel[mcpCounterScope]; ok {
+			bad.add(fmt.Sprintf("keys[%d].per_model.%s", i, mcpCounterScope), ": %s is the counters' name for the key's tool calls, not a model glob", mcpCounterScope)
+		}
 	}
 	if o := c.MCPOAuth; o != nil {
 		check("mcp_oauth.access", &o.Access)
@@ -189,6 +192,9 @@ func (c *Config) validateMCP(bad *problems) {
 		bad.add("mcp_sessions.ttl", " must be at least %v, got %v", MinMCPSessionTTL, t)
 	}
 }
+
+// mcpCounterScope is the counters' scope of a key's tool calls (core/gateway's mcpScope).
+const mcpCounterScope = "@mcp"
 
 // MaxMCPTimeout bounds one upstream call: within what a function's invocation may last.
 const MaxMCPTimeout = 15 * time.Minute

@@ -113,6 +113,11 @@ type Options struct {
 	// (request.go: Lambda's invoke deadline is the request context's); zero means
 	// DefaultDeadlineMargin. A request whose context has no deadline has no time limit.
 	DeadlineMargin time.Duration
+	// MCP serves /mcp (core/mcp, built by the platform where it links the MCP SDK); nil
+	// answers /mcp 404. A config with mcp_servers needs one. MCPOAuth accepts OAuth access
+	// tokens on /mcp beside gateway keys (core/mcpauth), when mcp_oauth is configured.
+	MCP      http.Handler
+	MCPOAuth MCPOAuth
 }
 
 // DefaultDeadlineMargin leaves a streamed answer the time to end with its error event and
@@ -121,15 +126,20 @@ const DefaultDeadlineMargin = time.Second
 
 // Gateway serves the API. Safe for concurrent use.
 type Gateway struct {
-	models map[string]*model
-	names  []string // sorted model names, for /v1/models
-	keys   []clientKey
-	stored *keyCache // nil: no key store
-	open   bool
-	log    *slog.Logger
-	now    func() time.Time
-	state  routestate.Reader
-	limits llm.Limits
+	// mcp serves /mcp (mcp.go); mcpOAuth and mcpOAuthAccess accept OAuth callers there.
+	mcp            http.Handler
+	mcpOAuth       MCPOAuth
+	mcpOAuthAccess config.MCPAccess
+	captureContent bool // telemetry.otlp.capture_content: tool call content in records
+	models         map[string]*model
+	names          []string // sorted model names, for /v1/models
+	keys           []clientKey
+	stored         *keyCache // nil: no key store
+	open           bool
+	log            *slog.Logger
+	now            func() time.Time
+	state          routestate.Reader
+	limits         llm.Limits
 	// openProfile is the request profile when no key is configured.
 	openProfile openai.Profile
 	maxBody     int64
@@ -221,6 +231,9 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		k.rules = compileRules(cfg.KeyLimitsOf(&k.Key))
 	}
 	g.started = g.now().Unix()
+	if err := g.mcpSetup(cfg, &opt); err != nil {
+		return nil, err
+	}
 	if opt.History != nil {
 		g.usage = newUsageLog(opt.History, g.log, opt.Metrics, g.now)
 	}
@@ -368,6 +381,13 @@ func (g *Gateway) routes() *http.ServeMux {
 			}
 			methodNotAllowed(w, r, strings.Join(allow, ", "))
 		})
+	}
+	// /mcp takes every method: its handler answers what MCP's transport does not allow.
+	mux.HandleFunc("/mcp", g.serveMCP)
+	if g.mcpOAuth != nil {
+		for _, p := range g.mcpOAuth.MetadataPaths() {
+			mux.HandleFunc(p, g.mcpOAuth.ServeMetadata)
+		}
 	}
 	mux.HandleFunc("/", g.unknownURL)
 	return mux

@@ -58,6 +58,8 @@ type rule struct {
 	scope    string
 	rpm, tpm int64
 	day, mon int64 // nano-USD
+	// tcpm is tool_calls_per_minute: the key's own scope's, for /mcp (mcp.go).
+	tcpm int64
 }
 
 func (r *rule) applies(model string) bool {
@@ -124,7 +126,7 @@ func compileRules(kl config.KeyLimits) []*rule {
 func newRule(scope string, r *config.Rate, b *config.Budget) *rule {
 	out := &rule{scope: scope}
 	if r != nil {
-		out.rpm, out.tpm = r.RequestsPerMinute, r.TokensPerMinute
+		out.rpm, out.tpm, out.tcpm = r.RequestsPerMinute, r.TokensPerMinute, r.ToolCallsPerMinute
 	}
 	if b != nil {
 		out.day, out.mon = nanoUSD(b.USDPerDay), nanoUSD(b.USDPerMonth)

@@ -118,7 +118,8 @@ func New(opt Options) (*Handler, error) {
 			Resources: &sdk.ResourceCapabilities{},
 			Logging:   &sdk.LoggingCapabilities{},
 		},
-		Logger: opt.Logger,
+		// The SDK logs every message's session at INFO; the gateway's own lines say what
+		// happened.
 	})
 	h.server.AddReceivingMiddleware(h.dispatch)
 	h.stateless = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return h.server }, &sdk.StreamableHTTPOptions{
@@ -126,7 +127,6 @@ func New(opt Options) (*Handler, error) {
 		// The gateway authenticates every caller; an open gateway's is checked below.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        opt.MaxMessageBytes,
-		Logger:                     opt.Logger,
 	})
 	return h, nil
 }
@@ -189,3 +189,12 @@ func isLoopback(hostport string) bool {
 
 // errNotAllowed is a name outside the caller's access, or one no upstream has.
 var errNotAllowed = errors.New("not allowed")
+
+// ForConfig returns the handler of cfg's mcp_servers and mcp_sessions, with the platform's
+// session store (nil where mcp_sessions is none) and transport.
+func ForConfig(cfg *config.Config, sessions mcpsessions.Store, transport http.RoundTripper, allowSSE bool, logger *slog.Logger) (*Handler, error) {
+	return New(Options{
+		Servers: cfg.MCPServers, Sessions: sessions, SessionTTL: cfg.MCPSessions.TTL.D(),
+		Transport: transport, AllowSSE: allowSSE, Logger: logger,
+	})
+}

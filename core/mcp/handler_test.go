@@ -21,7 +21,7 @@ import (
 )
 
 // gateway serves h at /mcp as the gateway does, every request made by caller.
-func gateway(t *testing.T, opt mcp.Options, caller mcpcall.Caller) (string, *recorder) {
+func gateway(t testing.TB, opt mcp.Options, caller mcpcall.Caller) (string, *recorder) {
 	t.Helper()
 	h, err := mcp.New(opt)
 	if err != nil {
@@ -117,10 +117,10 @@ func TestToolsOfTwoServersAggregatedAndNamespaced(t *testing.T) {
 			if want := []string{"gh__create_issue", "gh__search", "jira__search"}; !slices.Equal(got, want) {
 				t.Fatalf("tools %v, want %v", got, want)
 			}
-			for name, want := range map[string]string{"gh__search": "gh:x", "jira__search": "jira:x"} {
-				res, err := call(s, name, map[string]any{"text": "x"})
-				if err != nil || text(t, res) != want {
-					t.Fatalf("%s: %v %v, want %q", name, res, err, want)
+			for _, c := range []struct{ name, want string }{{"gh__search", "gh:x"}, {"jira__search", "jira:x"}} {
+				res, err := call(s, c.name, map[string]any{"text": "x"})
+				if err != nil || text(t, res) != c.want {
+					t.Fatalf("%s: %v %v, want %q", c.name, res, err, c.want)
 				}
 			}
 			if c := rec.last(t); c.Server != "jira" || c.Name != "search" || c.Outcome != record.ToolCallOK || c.Key != "k1" || c.ArgumentBytes == 0 || c.ResultBytes == 0 {

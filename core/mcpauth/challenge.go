@@ -1,6 +1,7 @@
 package mcpauth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -135,4 +136,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// MetadataPaths are the paths this verifier's metadata is served at (MetadataPaths of its
+// resource).
+func (v *Verifier) MetadataPaths() []string { return MetadataPaths(v.cfg.Resource) }
+
+// Subject verifies raw and returns whom it was issued to: what the gateway's
+// Options.MCPOAuth asks of a verifier.
+func (v *Verifier) Subject(ctx context.Context, raw string) (string, error) {
+	p, err := v.Verify(ctx, raw)
+	return p.Subject, err
 }

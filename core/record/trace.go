@@ -48,9 +48,9 @@ type AttemptTrace interface {
 	End(rec *Attempt)
 }
 
-// ToolCallTracer is what a Tracer also implements to trace /mcp's forwarded calls: ToolCall
-// begins the span of one (method and the namespaced name known), under the request's trace
-// that ctx carries, and the function it returns ends it with the call's record.
+// ToolCallTracer is what a RequestTrace also implements to trace /mcp's forwarded calls:
+// ToolCall begins the span of one (its method and namespaced name known) under the request's,
+// and the function it returns ends it with the call's record.
 type ToolCallTracer interface {
-	ToolCall(ctx context.Context, r *http.Request, method, name string) (context.Context, func(*ToolCall))
+	ToolCall(ctx context.Context, method, name string) (context.Context, func(*ToolCall))
 }

@@ -116,13 +116,19 @@ func build(ctx context.Context, getenv func(string) string) (_ http.Handler, err
 	}
 	gopt.Cache = cache
 	gopt.KeyStore = keys
+	mcpHandler, mcpOAuth, mcpSessions, err := mcpEndpoint(ctx, cfg, getenv, logger)
+	if err != nil {
+		return nil, err
+	}
+	gopt.MCP, gopt.MCPOAuth = mcpHandler, mcpOAuth
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("invoker_auth", invokerOrDefault(invoker)), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("response_cache", cached), slog.String("key_store", keysAt), slog.String("telemetry", tel.Describe()))
+		slog.String("response_cache", cached), slog.String("key_store", keysAt), slog.String("telemetry", tel.Describe()),
+		slog.String("mcp_sessions", mcpSessions))
 	return flushingUsage(gw, gopt.History != nil || gopt.Cache != nil), nil
 }
 

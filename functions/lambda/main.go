@@ -107,13 +107,19 @@ func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway,
 	}
 	gopt.Cache = cache
 	gopt.KeyStore = keys
+	mcpHandler, mcpOAuth, mcpSessions, err := mcpEndpoint(ctx, cfg, getenv, logger)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	gopt.MCP, gopt.MCPOAuth = mcpHandler, mcpOAuth
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return nil, false, nil, err
 	}
 	logger.Info("ready", slog.String("config", source), slog.Int("models", len(cfg.Models)),
 		slog.String("url_auth", urlAuth), slog.Int("keys", len(cfg.Keys)), slog.String("responses", stored),
-		slog.String("response_cache", cached), slog.String("key_store", keysAt), slog.String("telemetry", tel.describe()))
+		slog.String("response_cache", cached), slog.String("key_store", keysAt), slog.String("telemetry", tel.describe()),
+		slog.String("mcp_sessions", mcpSessions))
 	return gw, gopt.History != nil || gopt.Cache != nil, tel, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/fngate/fngate/core/counters/firestorecounters"
 	"github.com/fngate/fngate/core/keystore"
 	keyfirestore "github.com/fngate/fngate/core/keystore/firestorestore"
+	"github.com/fngate/fngate/core/mcpsessions"
+	mcpfirestore "github.com/fngate/fngate/core/mcpsessions/firestorestore"
 	"github.com/fngate/fngate/core/responsecache"
 	cachefirestore "github.com/fngate/fngate/core/responsecache/firestorestore"
 	"github.com/fngate/fngate/core/responsestore"
@@ -44,4 +46,13 @@ func openFirestoreCache(ctx context.Context, c config.ResponseCache) (responseca
 		return nil, "", nil, err
 	}
 	return s, s.Where(), closeClient, nil
+}
+
+// openFirestoreMCPSessions opens the Firestore store of MCP sessions and says where it is.
+func openFirestoreMCPSessions(ctx context.Context, s config.MCPSessions) (mcpsessions.Store, string, func() error, error) {
+	st, closeClient, err := mcpfirestore.Open(ctx, s)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return st, st.Where(), closeClient, nil
 }

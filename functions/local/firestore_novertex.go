@@ -9,6 +9,7 @@ import (
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/keystore"
+	"github.com/fngate/fngate/core/mcpsessions"
 	"github.com/fngate/fngate/core/responsecache"
 	"github.com/fngate/fngate/core/responsestore"
 )
@@ -35,4 +36,8 @@ func openFirestoreCache(context.Context, config.ResponseCache) (responsecache.St
 func leftOut(field string) error {
 	return errors.New(field + " firestore is left out of this build of the local server with the Vertex AI provider " +
 		"(-tags novertex: the Firestore client is the same Google Cloud SDK); build it in with `make run VERTEX=1` or `go run ./functions/local`")
+}
+
+func openFirestoreMCPSessions(context.Context, config.MCPSessions) (mcpsessions.Store, string, func() error, error) {
+	return nil, "", nil, leftOut("mcp_sessions.store")
 }

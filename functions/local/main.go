@@ -130,6 +130,12 @@ func run() error {
 	}
 	defer closeKeys()
 	gopt.KeyStore = keys
+	mcpHandler, mcpOAuth, mcpSessions, closeMCP, err := openMCP(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
+	gopt.MCP, gopt.MCPOAuth = mcpHandler, mcpOAuth
 	gw, err := gateway.New(cfg, gopt)
 	if err != nil {
 		return err
@@ -160,7 +166,8 @@ func run() error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	logger.Info("listening", slog.String("addr", "http://"+ln.Addr().String()), slog.Int("models", len(cfg.Models)),
-		slog.String("responses", stored), slog.String("response_cache", cached), slog.String("key_store", keyStore), slog.String("telemetry", tel.Describe()))
+		slog.String("responses", stored), slog.String("response_cache", cached), slog.String("key_store", keyStore), slog.String("telemetry", tel.Describe()),
+		slog.Int("mcp_servers", len(cfg.MCPServers)), slog.String("mcp_sessions", mcpSessions))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -35,6 +35,7 @@ type instruments struct {
 	cost       metric.Float64Counter
 	guardrails metric.Int64Counter
 	guardTime  metric.Float64Histogram
+	toolCall   metric.Float64Histogram
 }
 
 func newInstruments(mp *sdkmetric.MeterProvider) (*instruments, error) {
@@ -44,7 +45,7 @@ func newInstruments(mp *sdkmetric.MeterProvider) (*instruments, error) {
 	}
 	m := p.Meter(scope)
 	in := &instruments{}
-	var errs [10]error
+	var errs [11]error
 	in.duration, errs[0] = m.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of one upstream attempt, to its last byte."), metric.WithExplicitBucketBoundaries(durationBuckets...))
 	in.tokens, errs[1] = m.Int64Histogram("gen_ai.client.token.usage", metric.WithUnit("{token}"),
@@ -65,6 +66,8 @@ func newInstruments(mp *sdkmetric.MeterProvider) (*instruments, error) {
 		metric.WithDescription("Guardrail decisions by guardrail, direction and action (pass, mask, block, log, error_open, error_closed)."))
 	in.guardTime, errs[9] = m.Float64Histogram("fngate.guardrail.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time one request waited on a guardrail in one direction."), metric.WithExplicitBucketBoundaries(firstChunkBuckets...))
+	in.toolCall, errs[10] = m.Float64Histogram("mcp.client.operation.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of one call /mcp forwarded to an upstream MCP server."), metric.WithExplicitBucketBoundaries(durationBuckets...))
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
