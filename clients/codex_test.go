@@ -70,15 +70,15 @@ func TestCodexToolCallThroughTheGateway(t *testing.T) {
 	responsesOnly(t, reqs, 2)
 }
 
-// With its default tools on, Codex offers the hosted web_search tool and the
-// multi_agent_v1 namespace, which no route but OpenAI itself can run: the mock refuses the
-// request naming the tool, and Codex reports it.
+// With its default tools on, Codex offers the hosted web_search tool, which no route but
+// OpenAI itself can run, and the multi_agent_v1 namespace, which every route is offered
+// flattened: the mock refuses the request naming the hosted tool, and Codex reports it.
 func TestCodexDefaultToolsAreRefusedWithTheReason(t *testing.T) {
 	url, logs := serve(t, codexConfig)
 	run := agents.Codex(t, agents.CodexOptions{BaseURL: url, APIKey: codexKey, Model: "gpt-mock", Prompt: "Say PONG back",
 		DefaultTools: true, NoRetries: true})
-	if run.ExitCode == 0 || !strings.Contains(run.Failure(), "multi_agent_v1") {
-		t.Fatalf("exit %d, failure %q; want the refusal of the namespace tool\nstdout:\n%s", run.ExitCode, run.Failure(), run.Stdout)
+	if run.ExitCode == 0 || !strings.Contains(run.Failure(), "web search tool") || strings.Contains(run.Failure(), "multi_agent_v1") {
+		t.Fatalf("exit %d, failure %q; want the refusal of the web_search tool alone\nstdout:\n%s", run.ExitCode, run.Failure(), run.Stdout)
 	}
 	for _, r := range requests(t, logs) {
 		if r["status"] != float64(400) {

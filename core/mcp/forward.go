@@ -31,6 +31,12 @@ const (
 // maxCaptured bounds the arguments and result a log line holds under content capture.
 const maxCaptured = 16 << 10
 
+// perCaller is the cache fields of every list: a list answered here skips the SDK's own list
+// handler, which would fill in the protocol's default, and from 2026-07-28 on the field is
+// required (Claude Code 2.1.332 drops a list whose cacheScope is empty, the gateway's tools
+// with it). What a caller may use shapes its list, so no one else may be served it.
+var perCaller = mcpsdk.Cacheable{CacheScope: "private"}
+
 // dispatch is the server's receiving middleware: lists are aggregated from the catalogs and
 // calls forwarded, per the caller the request's context carries.
 func (h *Handler) dispatch(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
@@ -41,7 +47,7 @@ func (h *Handler) dispatch(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		}
 		switch method {
 		case methodListTools:
-			res := &mcpsdk.ListToolsResult{Tools: []*mcpsdk.Tool{}}
+			res := &mcpsdk.ListToolsResult{Cacheable: perCaller, Tools: []*mcpsdk.Tool{}}
 			for _, cat := range h.catalogs(ctx, caller) {
 				for _, t := range catTools(cat) {
 					if caller.Allows(serverOf(t.Name), t.Name) {
@@ -51,7 +57,7 @@ func (h *Handler) dispatch(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			}
 			return res, nil
 		case methodListPrompts:
-			res := &mcpsdk.ListPromptsResult{Prompts: []*mcpsdk.Prompt{}}
+			res := &mcpsdk.ListPromptsResult{Cacheable: perCaller, Prompts: []*mcpsdk.Prompt{}}
 			for _, cat := range h.catalogs(ctx, caller) {
 				if cat != nil {
 					res.Prompts = append(res.Prompts, cat.prompts...)
@@ -59,7 +65,7 @@ func (h *Handler) dispatch(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			}
 			return res, nil
 		case methodListResources:
-			res := &mcpsdk.ListResourcesResult{Resources: []*mcpsdk.Resource{}}
+			res := &mcpsdk.ListResourcesResult{Cacheable: perCaller, Resources: []*mcpsdk.Resource{}}
 			for _, cat := range h.catalogs(ctx, caller) {
 				if cat != nil {
 					res.Resources = append(res.Resources, cat.resources...)
@@ -67,7 +73,7 @@ func (h *Handler) dispatch(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			}
 			return res, nil
 		case methodListTemplates:
-			res := &mcpsdk.ListResourceTemplatesResult{ResourceTemplates: []*mcpsdk.ResourceTemplate{}}
+			res := &mcpsdk.ListResourceTemplatesResult{Cacheable: perCaller, ResourceTemplates: []*mcpsdk.ResourceTemplate{}}
 			for _, cat := range h.catalogs(ctx, caller) {
 				if cat != nil {
 					res.ResourceTemplates = append(res.ResourceTemplates, cat.templates...)

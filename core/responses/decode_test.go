@@ -183,6 +183,12 @@ func TestDecodeRefuses(t *testing.T) {
 		{"tool name", `{"model":"m","input":"x","tools":[{"type":"function","name":"a b"}]}`, "tools[0].name", "invalid_value", ""},
 		{"tool key", `{"model":"m","input":"x","tools":[{"type":"function","name":"f","Parameters":{}}]}`, "tools[0].Parameters", "unknown_parameter", "did you mean 'parameters'"},
 		{"duplicate tool", `{"model":"m","input":"x","tools":[{"type":"function","name":"f"},{"type":"function","name":"f"}]}`, "tools[1].name", "invalid_value", ""},
+		{"namespace without a name", `{"model":"m","input":"x","tools":[{"type":"namespace","tools":[]}]}`, "tools[0].name", "missing_required_parameter", ""},
+		{"namespace without tools", `{"model":"m","input":"x","tools":[{"type":"namespace","name":"mcp__gh"}]}`, "tools[0].tools", "missing_required_parameter", ""},
+		{"namespace tools type", `{"model":"m","input":"x","tools":[{"type":"namespace","name":"mcp__gh","tools":{}}]}`, "tools[0].tools", "invalid_type", ""},
+		{"namespace function name", `{"model":"m","input":"x","tools":[{"type":"namespace","name":"mcp__gh","tools":[{"type":"function","name":"a b"}]}]}`, "tools[0].tools[0].name", "invalid_value", ""},
+		{"namespace function key", `{"model":"m","input":"x","tools":[{"type":"namespace","name":"mcp__gh","tools":[{"type":"function","name":"f","Parameters":{}}]}]}`, "tools[0].tools[0].Parameters", "unknown_parameter", ""},
+		{"call namespace type", `{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f","namespace":1,"arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"x"}]}`, "input[0].namespace", "invalid_type", ""},
 		{"tool_choice value", `{"model":"m","input":"x","tool_choice":"any"}`, "tool_choice", "invalid_value", ""},
 		{"tool_choice name", `{"model":"m","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`, "tool_choice", "invalid_value", ""},
 		{"effort", `{"model":"m","input":"x","reasoning":{"effort":"max"}}`, "reasoning.effort", "invalid_value", ""},
@@ -238,8 +244,9 @@ func TestContinueJoinsTheHistory(t *testing.T) {
 }
 
 // TestDecodeAcceptsEverythingCodexSends replays every request of the Codex recordings: each
-// is accepted, and only the two default hosted tools (the multi_agent_v1 namespace and
-// web_search, which Codex sends unless its config turns them off) are the native route's.
+// is accepted, and only the hosted web_search tool Codex sends by default (unless its config
+// turns it off) is the native route's. Its other default, the multi_agent_v1 namespace, every
+// route is offered, its functions under flattened names.
 func TestDecodeAcceptsEverythingCodexSends(t *testing.T) {
 	for _, rec := range gatewaytest.AgentRecordings(t, "codex-*.jsonl") {
 		name := rec.File + ":" + strconv.Itoa(rec.Line)
@@ -261,11 +268,17 @@ func TestDecodeAcceptsEverythingCodexSends(t *testing.T) {
 			params = append(params, o.Param)
 		}
 		defaultTools := strings.Contains(rec.File, "default-tools") || strings.Contains(rec.File, "not-hardened")
+		flattened := false
+		for _, tool := range r.LLM.Tools {
+			flattened = flattened || strings.HasPrefix(tool.Name, "multi_agent_v1__")
+		}
 		switch {
-		case defaultTools && strings.Join(params, " ") != "tools[4] tools[8]":
-			t.Errorf("%s: native-only %v, want the namespace and web_search tools", name, params)
-		case defaultTools && !strings.Contains(r.LLM.Responses.Refusal().Message, `namespace tool "multi_agent_v1"`):
+		case defaultTools && strings.Join(params, " ") != "tools[8]":
+			t.Errorf("%s: native-only %v, want the web_search tool", name, params)
+		case defaultTools && !strings.Contains(r.LLM.Responses.Refusal().Message, "web search"):
 			t.Errorf("%s: refusal %v", name, r.LLM.Responses.Refusal())
+		case defaultTools && !flattened:
+			t.Errorf("%s: the multi_agent_v1 namespace's functions are not among the tools", name)
 		case !defaultTools && len(params) > 0:
 			t.Errorf("%s: native-only %v; with the default tools off every route can serve it", name, params)
 		}

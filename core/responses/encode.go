@@ -49,6 +49,7 @@ type output struct {
 	refusal   string
 	callID    string
 	name      string
+	namespace string // a call's: the namespace tool its function is in (unflatten)
 	signature string // reasoning: the Anthropic-wire signature, or
 	redacted  string // the data of a redacted block
 	status    string // the item's own status: completed, or incomplete when the answer was cut
@@ -97,6 +98,9 @@ func AppendResponse(b []byte, o *Object, a *llm.Answer) []byte {
 	items := outputs(a, o.ID)
 	for _, it := range items {
 		it.status = "completed"
+		if it.kind == itemCall {
+			it.namespace, it.name = o.Request.unflatten(it.name)
+		}
 	}
 	if st.Status == "incomplete" && len(items) > 0 {
 		items[len(items)-1].status = "incomplete"
@@ -230,6 +234,10 @@ func appendItem(b []byte, it *output, status string, enc bool) []byte {
 		b = openai.AppendString(b, it.callID)
 		b = append(b, `,"name":`...)
 		b = openai.AppendString(b, it.name)
+		if it.namespace != "" {
+			b = append(b, `,"namespace":`...)
+			b = openai.AppendString(b, it.namespace)
+		}
 		return append(b, '}')
 	}
 	b = append(b, `{"id":`...)

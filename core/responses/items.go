@@ -323,6 +323,7 @@ func (d *decoder) call(it *item, v []byte) error {
 	p := it.path
 	it.kind = itemCall
 	tu := llm.Part{Kind: llm.PartToolUse}
+	namespace := ""
 	var have [3]bool
 	err := jsonx.Members(v, func(key string, el []byte) error {
 		fp := p + "." + key
@@ -342,7 +343,11 @@ func (d *decoder) call(it *item, v []byte) error {
 			tu.Input, err = str(fp, el)
 		case "status":
 			_, err = enumOrNull(fp, el, statuses...)
-		case "namespace", "caller", "async":
+		case "namespace":
+			if !isNull(el) {
+				namespace, err = str(fp, el)
+			}
+		case "caller", "async":
 			if !isNull(el) {
 				d.only(fp, fp+" belongs to OpenAI's own tool runtime")
 			}
@@ -358,6 +363,16 @@ func (d *decoder) call(it *item, v []byte) error {
 		if !have[i] {
 			return missing(p + "." + k)
 		}
+	}
+	if namespace != "" {
+		// Codex gives its calls of a namespace's functions back so: named as the tools were
+		// offered to a route other than OpenAI's.
+		flat := Flatten(namespace, tu.Name)
+		if !llm.ValidToolName(flat, maxFlatName) {
+			d.only(p+".namespace", "the call of the namespace "+strconv.Quote(namespace)+"'s function "+strconv.Quote(tu.Name)+" names "+
+				strconv.Quote(flat)+" on routes other than OpenAI's, "+strconv.Itoa(len(flat))+" characters, longer than the "+strconv.Itoa(maxFlatName)+" they take")
+		}
+		tu.Name = flat
 	}
 	tu.ID = it.callID
 	it.parts = []llm.Part{tu}
@@ -384,7 +399,12 @@ func (d *decoder) output(it *item, v []byte) error {
 			err = d.outputContent(&tr, fp, el)
 		case "status":
 			_, err = enumOrNull(fp, el, statuses...)
-		case "namespace", "caller":
+		case "namespace":
+			// The call it answers, found by call_id, has it already.
+			if !isNull(el) {
+				_, err = str(fp, el)
+			}
+		case "caller":
 			if !isNull(el) {
 				d.only(fp, fp+" belongs to OpenAI's own tool runtime")
 			}

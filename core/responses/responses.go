@@ -27,6 +27,8 @@
 //	instructions, system/developer messages  the up-front instructions, developer ones as system
 //	                                         (later ones are hoisted)
 //	text, images, function tools, results    translated
+//	namespace tools                          their functions as <namespace>__<name> (tools.go), the
+//	                                         model's calls given back as {namespace, name}
 //	strict                                   honoured where the backend enforces schemas, else refused;
 //	                                         absent is read as not asking (OpenAI defaults it on)
 //	parallel_tool_calls: false               llm.ToolChoice.DisableParallel
@@ -107,7 +109,10 @@ type Request struct {
 	conv []item
 	// sealed counts the gateway-sealed compaction items among own (Unseal opens them).
 	sealed int
-	lim    llm.Limits
+	// namespaced maps the flattened name of each function of a namespace tool to its
+	// namespace and name, to give a translated route's calls back as the client named them.
+	namespaced map[string]namespacedName
+	lim        llm.Limits
 }
 
 // Echo returns the raw value the client sent for a field the response object repeats, or

@@ -343,7 +343,9 @@ func (e *StreamEncoder) toolCall(b []byte, tc *llm.ToolCallDelta) []byte {
 	}
 	if tc.ID != "" && e.calls[tc.Index] < 0 {
 		b = e.closeCurrent(b, "completed")
-		e.add(&output{kind: itemCall, id: e.nextID("fc"), callID: tc.ID, name: tc.Name})
+		it := &output{kind: itemCall, id: e.nextID("fc"), callID: tc.ID}
+		it.namespace, it.name = e.obj.Request.unflatten(tc.Name)
+		e.add(it)
 		i := len(e.items) - 1
 		e.calls[tc.Index] = i
 		e.open = append(e.open, i)

@@ -25,6 +25,7 @@ func TestStreamGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		include bool
+		body    string // the request, when the case needs its tools
 		deltas  []llm.Delta
 		answer  llm.Answer // the same output, whole
 	}{
@@ -44,11 +45,28 @@ func TestStreamGolden(t *testing.T) {
 				{Kind: llm.PartToolUse, ID: "call_b", Name: "weather", Input: `{"city":"Rome"}`}}, Stop: llm.StopToolUse}},
 		{name: "redacted_and_refusal", include: true, deltas: []llm.Delta{{RedactedThinking: "ZW5j"}, {Refusal: "I can't"}, {Refusal: " help."}, {Stop: llm.StopEnd}},
 			answer: llm.Answer{Parts: []llm.Part{{Kind: llm.PartRedactedThinking, Data: "ZW5j"}}, Refusal: ptr("I can't help."), Stop: llm.StopEnd}},
+		// A call of a namespace's function, offered flattened, comes back as {namespace, name};
+		// a function of the same name outside any namespace keeps its name.
+		{name: "namespaced_call", body: `{"model":"gw/model","input":"hi","tools":[{"type":"function","name":"echo"},
+			{"type":"namespace","name":"mcp__fngate","tools":[{"type":"function","name":"gh__echo"}]}]}`, deltas: []llm.Delta{
+			{ToolCalls: []llm.ToolCallDelta{{Index: 0, ID: "call_a", Name: "mcp__fngate__gh__echo"}}},
+			{ToolCalls: []llm.ToolCallDelta{{Index: 1, ID: "call_b", Name: "echo", Arguments: `{}`}}},
+			{ToolCalls: []llm.ToolCallDelta{{Index: 0, Arguments: `{"text":"hi"}`}}},
+			{Stop: llm.StopToolUse}},
+			answer: llm.Answer{Parts: []llm.Part{
+				{Kind: llm.PartToolUse, ID: "call_a", Name: "mcp__fngate__gh__echo", Input: `{"text":"hi"}`},
+				{Kind: llm.PartToolUse, ID: "call_b", Name: "echo", Input: `{}`}}, Stop: llm.StopToolUse}},
 		{name: "max_tokens", deltas: []llm.Delta{{Text: "Lorem ipsum"}, {Stop: llm.StopMaxTokens}},
 			answer: llm.Answer{Parts: []llm.Part{{Kind: llm.PartText, Text: "Lorem ipsum"}}, Stop: llm.StopMaxTokens}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := &Request{IncludeEncrypted: tc.include, echo: map[string][]byte{}}
+			if tc.body != "" {
+				var e *llm.Error
+				if req, e = Decode([]byte(tc.body), llm.Limits{}); e != nil {
+					t.Fatal(e)
+				}
+			}
 			o := Object{ID: NewID("resp"), CreatedAt: 1700000000, Model: "gw/model", Request: req}
 			e := NewStreamEncoder(o)
 			b := e.Start(nil)

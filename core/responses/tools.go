@@ -16,11 +16,12 @@ var hostedTools = map[string]string{
 	"web_search_preview_2025_03_11": "web search", "file_search": "file search", "code_interpreter": "code interpreter",
 	"computer_use_preview": "computer use", "computer": "computer use", "image_generation": "image generation",
 	"mcp": "remote MCP", "local_shell": "local shell", "shell": "shell", "apply_patch": "apply_patch",
-	"custom": "custom (free-form)", "tool_search": "tool search", "namespace": "namespace",
+	"custom": "custom (free-form)", "tool_search": "tool search",
 }
 
-// tools decodes function tools into llm tools; every other tool is kept only for the native
-// route (its raw definition is among the raw fields) and refused by the others.
+// tools decodes function tools into llm tools, and the functions of namespace tools under
+// flattened names (namespace); every other tool is kept only for the native route (its raw
+// definition is among the raw fields) and refused by the others.
 func (d *decoder) tools(v []byte) error {
 	if isNull(v) {
 		return nil
@@ -43,28 +44,27 @@ func (d *decoder) tools(v []byte) error {
 		if err != nil {
 			return err
 		}
+		if typ == "namespace" {
+			echo = append(echo, el...)
+			return d.namespace(p, el)
+		}
 		if typ != "function" {
 			echo = append(echo, el...)
 			what, known := hostedTools[typ]
 			if !known {
 				what = typ
 			}
-			name := ""
-			_ = jsonx.Members(el, func(key string, v []byte) error {
-				if key == "name" {
-					name, _ = str(key, v)
-				}
-				return nil
-			})
-			msg := "the " + what + " tool runs at OpenAI"
-			if typ == "namespace" {
-				msg = "the namespace tool " + strconv.Quote(name) + " groups functions only OpenAI's Responses API can call by namespace"
-			}
-			d.only(p, msg)
+			d.only(p, "the "+what+" tool runs at OpenAI")
 			return nil
 		}
 		t, err := d.function(p, el)
 		if err == nil && hasTool(d.r.LLM.Tools, t.Name) {
+			if _, flat := d.r.namespaced[t.Name]; flat {
+				// OpenAI keeps the two apart; only the flattened name collides.
+				d.only(p+".name", "the function "+strconv.Quote(t.Name)+" has the name a namespace's function is given on routes other than OpenAI's")
+				echo = appendFunctionEcho(echo, &t)
+				return nil
+			}
 			err = fail(bad(p+".name", "invalid_value", "Invalid 'tools': duplicate function name '"+t.Name+"'."))
 		}
 		d.r.LLM.Tools = append(d.r.LLM.Tools, t)
@@ -73,6 +73,106 @@ func (d *decoder) tools(v []byte) error {
 	})
 	d.r.echo["tools"] = append(echo, ']')
 	return err
+}
+
+// NamespaceSeparator joins a namespace and one of its functions into the one name a route
+// other than OpenAI's is offered: Codex's MCP namespace mcp__gh and its function echo become
+// mcp__gh__echo, the name Codex itself gave MCP tools before it grouped them.
+const NamespaceSeparator = "__"
+
+// maxFlatName bounds a flattened name: function names are at most 64 characters on the chat
+// wire, Bedrock Converse and Gemini, the strictest of the translated routes.
+const maxFlatName = 64
+
+// namespacedName is a function of a namespace as the client named it.
+type namespacedName struct{ namespace, name string }
+
+// Flatten is the name a namespace's function is offered under on a route other than
+// OpenAI's.
+func Flatten(namespace, name string) string { return namespace + NamespaceSeparator + name }
+
+// namespace decodes a namespace tool (Codex groups each MCP server's tools in one). OpenAI's
+// Responses API calls a function in it by {namespace, name}; every other backend knows only
+// flat function names, so each function is offered there as Flatten(namespace, name) and a
+// call of that name is given back as {namespace, name} (unflatten). The native route is sent
+// the tool as the client wrote it.
+func (d *decoder) namespace(p string, v []byte) error {
+	var ns, nsTools []byte
+	err := jsonx.Members(v, func(key string, el []byte) error {
+		fp := p + "." + key
+		switch key {
+		case "type":
+		case "name":
+			ns = el
+		case "description":
+			_, err := optStr(fp, el)
+			return err
+		case "tools":
+			nsTools = el
+		default:
+			// Not a member this door knows OpenAI's namespace to have: OpenAI's to read.
+			d.only(fp, fp+" is a member of a namespace tool only OpenAI's Responses API reads")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if ns == nil {
+		return missing(p + ".name")
+	}
+	name, err := str(p+".name", ns)
+	if err != nil {
+		return err
+	}
+	if nsTools == nil {
+		return missing(p + ".tools")
+	}
+	return array(p+".tools", nsTools, func(j int, el []byte) error {
+		fp := at(p+".tools", j)
+		typ, err := typeOf(fp, el)
+		if err != nil {
+			return err
+		}
+		if typ != "function" {
+			d.only(fp, "the namespace "+strconv.Quote(name)+" holds a "+typ+" tool, which only OpenAI's Responses API runs")
+			return nil
+		}
+		t, err := d.function(fp, el)
+		if err != nil {
+			return err
+		}
+		flat := Flatten(name, t.Name)
+		switch {
+		case !llm.ValidToolName(flat, maxFlatName):
+			d.only(fp+".name", "the namespace "+strconv.Quote(name)+"'s function "+strconv.Quote(t.Name)+" is offered to routes other than OpenAI's as "+
+				strconv.Quote(flat)+", "+strconv.Itoa(len(flat))+" characters, which is longer than the "+strconv.Itoa(maxFlatName)+
+				" they take: shorten the namespace or the function's name")
+			return nil
+		case hasTool(d.r.LLM.Tools, flat):
+			d.only(fp+".name", "the namespace "+strconv.Quote(name)+"'s function "+strconv.Quote(t.Name)+" is offered to routes other than OpenAI's as "+
+				strconv.Quote(flat)+", a name another tool has")
+			return nil
+		}
+		if d.r.namespaced == nil {
+			d.r.namespaced = map[string]namespacedName{}
+		}
+		d.r.namespaced[flat] = namespacedName{namespace: name, name: t.Name}
+		t.Name = flat
+		d.r.LLM.Tools = append(d.r.LLM.Tools, t)
+		return nil
+	})
+}
+
+// unflatten is the {namespace, name} a model's call of name stands for: a namespace's
+// function this request offered flattened, or name itself with no namespace.
+func (r *Request) unflatten(name string) (namespace, fn string) {
+	if r != nil {
+		if n, ok := r.namespaced[name]; ok {
+			return n.namespace, n.name
+		}
+	}
+	return "", name
 }
 
 // appendFunctionEcho writes a function tool as a response object lists it. strict is null

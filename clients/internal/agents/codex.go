@@ -138,9 +138,10 @@ features.plugins = false
 `
 
 // CodexNoDefaultToolsConfig turns off the two non-function tools Codex offers by default
-// (the codex-exec-default-tools recording), which no gateway route but OpenAI itself can run:
-// web_search = "disabled" drops the hosted web_search tool, agents.enabled = false the
-// multi_agent_v1 namespace. (features.multi_agent = false drops the namespace too, but 0.171.0
+// (the codex-exec-default-tools recording): web_search = "disabled" drops the hosted
+// web_search tool, which no gateway route but OpenAI itself can run, agents.enabled = false
+// the multi_agent_v1 namespace (every route is offered its functions flattened; off, the
+// tools are the recording's). (features.multi_agent = false drops the namespace too, but 0.171.0
 // reports it as deprecated in an error item of every run; tools.web_search = false is
 // accepted and does nothing.)
 const CodexNoDefaultToolsConfig = `web_search = "disabled"

@@ -19,7 +19,7 @@ func (p *Provider) CheckEmbedRoute(t providers.Target) error {
 	if t.Model == embedModel {
 		return nil
 	}
-	if name, _, err := parseBehaviour(t.Model); err == nil && name == "error" {
+	if b, err := parseBehaviour(t.Model); err == nil && b.name == "error" {
 		return nil
 	}
 	return errors.New("mock embedding route model " + strconv.Quote(t.Model) + ": use embed, or error:NNN to fail")
@@ -32,8 +32,8 @@ func (p *Provider) CheckEmbed(*llm.EmbedRequest, providers.Target) *llm.Error { 
 // Embed answers each input with Embedding of it, and its words (or token ids) as the input
 // tokens.
 func (p *Provider) Embed(_ context.Context, req *llm.EmbedRequest, t providers.Target) (*llm.Embeddings, error) {
-	if name, n, err := parseBehaviour(t.Model); err == nil && name == "error" {
-		return nil, upstreamError(n)
+	if b, err := parseBehaviour(t.Model); err == nil && b.name == "error" {
+		return nil, upstreamError(b.n)
 	}
 	dims := providers.Dimensions(req, t)
 	out := &llm.Embeddings{Vectors: make([][]float32, req.Len())}

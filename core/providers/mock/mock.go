@@ -7,6 +7,9 @@
 //	lorem       a fixed 64-word text
 //	tools       calls the first offered tool (or the one tool_choice names) with arguments
 //	            built from its schema; after a tool result, answers with that result
+//	tool:NAME   calls the offered tool named NAME, or else the one whose name ends with NAME
+//	            (clients prefix the tools of MCP servers), with {}; tool:NAME:{...} with
+//	            those arguments; after a tool result, answers with that result
 //	error:NNN   fails with upstream status NNN before any output (a failover demo)
 //	cut:N       streams N words, then breaks off the stream
 //	panic       panics before any output (proves a bug cannot take the instance down)
@@ -85,7 +88,7 @@ func (p *Provider) CheckRoute(t providers.Target) error {
 	if t.Model == embedModel {
 		return errors.New("mock model embed serves embeddings: give its gateway model kind: embedding and dimensions")
 	}
-	_, _, err := parseBehaviour(t.Model)
+	_, err := parseBehaviour(t.Model)
 	return err
 }
 
@@ -96,34 +99,59 @@ func (p *Provider) CheckRoute(t providers.Target) error {
 // can run (its hosted tools, items and settings no other backend has) it refuses as every
 // other translated route does, so a test against the mock shows what such routes will answer.
 func (p *Provider) Check(req *llm.Request, t providers.Target) *llm.Error {
-	if _, _, err := parseBehaviour(t.Model); err != nil {
+	if _, err := parseBehaviour(t.Model); err != nil {
 		return llm.BadRequest("model", err.Error())
 	}
 	return providers.RefuseResponses(req, "Mock", true)
 }
 
-func parseBehaviour(model string) (name string, n int, err error) {
+// behaviour is a route model parsed.
+type behaviour struct {
+	name string
+	n    int
+	// tool and args are tool:NAME[:ARGS]'s: the tool to call and its arguments as sent.
+	tool, args string
+}
+
+func parseBehaviour(model string) (behaviour, error) {
 	name, arg, _ := strings.Cut(model, ":")
+	b := behaviour{name: name}
 	switch name {
 	case "echo", "lorem", "tools":
-		return name, 0, nil
+		return b, nil
+	case "tool":
+		tool, args, hasArgs := strings.Cut(arg, ":")
+		// 128: the longest name a door takes, so no test waits on a call that cannot come.
+		if !llm.ValidToolName(tool, 128) {
+			return b, fmt.Errorf("mock model %q: tool needs a tool name (tool:get_weather, tool:get_weather:{\"city\":\"Paris\"})", model)
+		}
+		b.tool, b.args = tool, "{}"
+		if hasArgs {
+			if !isJSONObject(args) {
+				return b, fmt.Errorf("mock model %q: the arguments after the tool's name must be a JSON object", model)
+			}
+			b.args = strings.TrimSpace(args)
+		}
+		return b, nil
 	case "panic":
 		if model == "panic" {
-			return name, 0, nil
+			return b, nil
 		}
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 {
-			return "", 0, fmt.Errorf("mock model %q: panic takes no argument or a word count (panic, panic:3)", model)
+			return b, fmt.Errorf("mock model %q: panic takes no argument or a word count (panic, panic:3)", model)
 		}
-		return name, n, nil
+		b.n = n
+		return b, nil
 	case "error", "cut":
 		n, err := strconv.Atoi(arg)
 		if err != nil || n < 0 || (name == "error" && (n < 400 || n > 599)) {
-			return "", 0, fmt.Errorf("mock model %q: %s needs a number (error:503, cut:5)", model, name)
+			return b, fmt.Errorf("mock model %q: %s needs a number (error:503, cut:5)", model, name)
 		}
-		return name, n, nil
+		b.n = n
+		return b, nil
 	}
-	return "", 0, fmt.Errorf("unknown mock model %q: use echo, lorem, tools, error:NNN, cut:N, panic or panic:N (embed on embedding models)", model)
+	return b, fmt.Errorf("unknown mock model %q: use echo, lorem, tools, tool:NAME, tool:NAME:{ARGS}, error:NNN, cut:N, panic or panic:N (embed on embedding models)", model)
 }
 
 // answer is the whole deterministic answer for a request.
@@ -143,7 +171,8 @@ type answer struct {
 }
 
 func (p *Provider) plan(req *llm.Request, model string) answer {
-	name, n, _ := parseBehaviour(model)
+	b, _ := parseBehaviour(model)
+	name, n := b.name, b.n
 	a := answer{cutAfter: -1, panicAfter: -1}
 	last := req.Prompt
 	for i := range req.System {
@@ -166,6 +195,8 @@ func (p *Provider) plan(req *llm.Request, model string) answer {
 		a.words = strings.Fields(lorem)
 	case "tools":
 		a.toolCalls, a.words = toolAnswer(req, last)
+	case "tool":
+		a.toolCalls, a.words = namedToolAnswer(req, b.tool, b.args)
 	case "error":
 		a.fail = n
 	case "cut":
@@ -244,14 +275,23 @@ func (a *answer) cutAtStop(stop []string) {
 	a.truncated, a.stopSeq = false, seq
 }
 
-func toolAnswer(req *llm.Request, last string) ([]llm.Part, []string) {
+// afterResult is the answer to a conversation whose last message carries a tool result,
+// nil when it does not.
+func afterResult(req *llm.Request) []string {
 	msgs := req.Messages
 	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleUser {
 		for _, p := range msgs[n-1].Parts {
 			if p.Kind == llm.PartToolResult {
-				return nil, strings.Fields("The tool returned: " + resultText(&p))
+				return strings.Fields("The tool returned: " + resultText(&p))
 			}
 		}
+	}
+	return nil
+}
+
+func toolAnswer(req *llm.Request, last string) ([]llm.Part, []string) {
+	if words := afterResult(req); words != nil {
+		return nil, words
 	}
 	var fn *llm.Tool
 	for i := range req.Tools {
@@ -273,6 +313,60 @@ func toolAnswer(req *llm.Request, last string) ([]llm.Part, []string) {
 		return nil, strings.Fields("No tool to call. You said: " + last)
 	}
 	return []llm.Part{{Kind: llm.PartToolUse, ID: "call_mock_0", Name: fn.Name, Input: argumentsFor(fn.Parameters, last)}}, nil
+}
+
+// namedToolAnswer calls the offered tool named name, else the one whose name ends with name:
+// a client offers an MCP server's tools under a prefix of its own (Claude Code's
+// mcp__<server>__, Codex's namespace flattened by a translating door), which a route model
+// written before the client's config cannot know. Of several that end with name, the first
+// offered is called. The answer when none matches lists what was offered, so a failing test
+// shows the names the client used.
+func namedToolAnswer(req *llm.Request, name, args string) ([]llm.Part, []string) {
+	if words := afterResult(req); words != nil {
+		return nil, words
+	}
+	if req.ToolChoice != nil && req.ToolChoice.Mode == llm.ToolChoiceNone {
+		return nil, strings.Fields("No tool to call: tool_choice is none.")
+	}
+	var exact, suffix, deferred *llm.Tool
+	var offered []string
+	for i := range req.Tools {
+		t := &req.Tools[i]
+		if t.Raw != nil {
+			continue // a server tool: Anthropic runs it, no client could for the mock
+		}
+		offered = append(offered, t.Name)
+		matches := t.Name == name || strings.HasSuffix(t.Name, name)
+		switch {
+		case !matches:
+		case t.DeferLoading:
+			// Not loaded yet: a backend would refuse the call as unknown.
+			if deferred == nil {
+				deferred = t
+			}
+		case t.Name == name:
+			if exact == nil {
+				exact = t
+			}
+		case suffix == nil:
+			suffix = t
+		}
+	}
+	fn := exact
+	if fn == nil {
+		fn = suffix
+	}
+	if fn == nil {
+		if deferred != nil {
+			return nil, strings.Fields("The tool " + deferred.Name + " is offered with defer_loading, not loaded yet.")
+		}
+		list := "none"
+		if len(offered) > 0 {
+			list = strings.Join(offered, ", ")
+		}
+		return nil, strings.Fields("No tool named " + name + " was offered. Offered: " + list + ".")
+	}
+	return []llm.Part{{Kind: llm.PartToolUse, ID: "call_mock_0", Name: fn.Name, Input: args}}, nil
 }
 
 // resultText is a tool result's text, whether it came as a string or as blocks.

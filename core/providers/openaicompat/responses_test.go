@@ -244,7 +244,8 @@ func TestNativeResponsesUpstreamRefusal(t *testing.T) {
 // Every request of the Codex recordings, through the gateway: OpenAI itself serves them all
 // (the default hosted tools included, sent on as Codex wrote them); vLLM serves those made
 // with Codex's default tools off, and refuses the others before any request, naming the
-// namespace tool (docs/clients.md: web_search = "disabled" and agents.enabled = false).
+// hosted web_search tool (docs/clients.md: web_search = "disabled"); the multi_agent_v1
+// namespace beside it every route is offered flattened.
 func TestCodexRecordingsThroughTheGateway(t *testing.T) {
 	h := newResponsesHarness(t, nil)
 	h.fake.Default = openaifake.Reply{Text: "PONG", PromptTokens: 5, CompletionTokens: 1}
@@ -271,7 +272,7 @@ func TestCodexRecordingsThroughTheGateway(t *testing.T) {
 			switch {
 			case refused:
 				e := r.ErrorObject(t)
-				if r.Status != 400 || e["param"] != "tools[4]" || !strings.Contains(e["message"].(string), "multi_agent_v1") || len(h.fake.Requests()) != n {
+				if r.Status != 400 || e["param"] != "tools[8]" || !strings.Contains(e["message"].(string), "web search") || len(h.fake.Requests()) != n {
 					t.Errorf("%s on %s: %d %s", name, model, r.Status, r.Body)
 				}
 			case r.Status != 200 || !strings.Contains(string(r.Body), "event: response.completed") || strings.Contains(string(r.Body), "[DONE]"):
