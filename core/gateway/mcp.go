@@ -64,7 +64,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{trackingWriter: &q.w, status: http.StatusOK}
 	g.mcp.ServeHTTP(sw, q.r.WithContext(mcpcall.NewContext(q.r.Context(), caller)))
 	status := sw.status
-	if q.clientGone() {
+	if q.clientGone() && !q.w.wrote {
+		// A client that has its answer may close the stream before the handler returns
+		// (Codex does): that is an answered request, not a client that left.
 		status = statusClientClosed
 	}
 	q.done(status, "", nil)
