@@ -115,11 +115,25 @@ func TestOpenResponses(t *testing.T) {
 	}
 }
 
+// outsideGoldens are stream goldens of what the Open Responses schema has no shape for, with
+// why: not validated.
+var outsideGoldens = map[string]string{
+	"namespaced_call.golden.txt": "a namespace tool, which Codex sends for its MCP servers: OpenAI's, not in the Open Responses schema, whose tools are functions",
+}
+
 // checkGoldens validates the Responses stream golden files with the suite's schemas
 // (goldens.ts): the event kinds the suite's own tests never make (reasoning, refusals,
 // function call arguments, response.incomplete) are held to the schema too.
 func checkGoldens(t *testing.T, bun, work, root string) {
-	files, _ := filepath.Glob(filepath.Join(root, "core", "responses", "testdata", "stream", "*.golden.txt"))
+	all, _ := filepath.Glob(filepath.Join(root, "core", "responses", "testdata", "stream", "*.golden.txt"))
+	var files []string
+	for _, f := range all {
+		if why, ok := outsideGoldens[filepath.Base(f)]; ok {
+			t.Logf("%s: outside the contract (%s)", filepath.Base(f), why)
+			continue
+		}
+		files = append(files, f)
+	}
 	if len(files) == 0 {
 		t.Fatal("no stream golden files under core/responses/testdata/stream")
 	}
