@@ -44,8 +44,10 @@ const (
 	ALBHour    = 0.0225 // per load balancer-hour
 	ALBLCUHour = 0.008  // per LCU-hour: the largest of 25 new connections/s, 3,000 active connections/min, 1 GB processed/hour, 1,000 rule evaluations/s
 
-	// CloudWatch Logs, us-east-1, Standard log class: not in the model's totals (see docs/cost.md).
+	// CloudWatch Logs, us-east-1, Standard log class; Cloud Logging past its free 50 GiB a
+	// project a month. The gateway's request and attempt lines are billed here.
 	CloudWatchLogsIngestGB = 0.50 // per GB ingested
+	CloudLoggingGiB        = 0.50 // per GiB ingested
 
 	HoursPerMonth = 730 // AWS's and Google's pricing calculators' month
 )
@@ -70,6 +72,7 @@ const (
 	fargatePage   = "https://aws.amazon.com/fargate/pricing/"
 	elbPage       = "https://aws.amazon.com/elasticloadbalancing/pricing/"
 	cwPage        = "https://aws.amazon.com/cloudwatch/pricing/"
+	loggingPage   = "https://cloud.google.com/stackdriver/pricing"
 )
 
 // PriceTable lists every price the model uses, for docs/cost.md and `fngate cost -prices`.
@@ -88,7 +91,8 @@ var PriceTable = []Price{
 	{"FargateARMGBHour", FargateARMGBHour, "USD per GB-hour, Linux/ARM", "us-east-1", fargatePage, "third party's restatement (vantage.sh); Linux/x86 is $0.004445"},
 	{"ALBHour", ALBHour, "USD per Application Load Balancer-hour", "us-east-1", elbPage, "third party's restatement (cloud-horizons.com, 2026-05)"},
 	{"ALBLCUHour", ALBLCUHour, "USD per LCU-hour", "us-east-1", elbPage, "third party's restatement (cloud-horizons.com, 2026-05)"},
-	{"CloudWatchLogsIngestGB", CloudWatchLogsIngestGB, "USD per GB ingested, Standard class (not in the totals)", "us-east-1", cwPage, "third parties' restatement (c3x.dev, hykell.com, 2026)"},
+	{"CloudWatchLogsIngestGB", CloudWatchLogsIngestGB, "USD per GB ingested, Standard class", "us-east-1", cwPage, "third parties' restatement (c3x.dev, hykell.com, 2026)"},
+	{"CloudLoggingGiB", CloudLoggingGiB, "USD per GiB ingested past 50 GiB/project/month", "global", loggingPage, "not confirmed on " + Checked + ": the figure Google has published since 2022"},
 }
 
 // Prices are the rates the arithmetic takes, so a test can pin its own and a price change is
@@ -101,6 +105,7 @@ type Prices struct {
 	FirestoreRead, FirestoreWrite                   float64
 	FargateVCPUHour, FargateGBHour                  float64
 	ALBHour, ALBLCUHour                             float64
+	LogsIngestGB                                    float64 // the one figure both clouds publish
 }
 
 // DefaultPrices are the constants above.
@@ -113,5 +118,6 @@ func DefaultPrices() Prices {
 		FirestoreRead: FirestoreDocRead, FirestoreWrite: FirestoreDocWrite,
 		FargateVCPUHour: FargateARMVCPUHour, FargateGBHour: FargateARMGBHour,
 		ALBHour: ALBHour, ALBLCUHour: ALBLCUHour,
+		LogsIngestGB: CloudWatchLogsIngestGB,
 	}
 }
