@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -25,21 +26,11 @@ func (m Measured) Sizes() []Size {
 			return a.Concurrency - b.Concurrency
 		}
 		if a.VCPU != b.VCPU {
-			return cmpFloat(a.VCPU, b.VCPU)
+			return cmp.Compare(a.VCPU, b.VCPU)
 		}
 		return a.MemoryMB - b.MemoryMB
 	})
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Check is one comparison of the default's rule: a size's added latency on one scenario

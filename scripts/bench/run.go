@@ -259,13 +259,16 @@ func schedCPU(pid int) (time.Duration, bool) {
 	return time.Duration(sum), true
 }
 
-func rssMB(pid int) float64 {
+func rssMB(pid int) float64 { return statusMB(pid, "VmRSS") }
+
+// statusMB is a kB field of /proc/PID/status in MB.
+func statusMB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
 			return kb / 1024
 		}

@@ -289,19 +289,7 @@ func startInCgroup(self string, g *cgroup, logTo, stamp string, args ...string) 
 }
 
 // peakRSSMB is the process's peak resident set (VmHWM) in MB.
-func peakRSSMB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func peakRSSMB(pid int) float64 { return statusMB(pid, "VmHWM") }
 
 // resetPeakRSS starts the high-water mark again from the current RSS (clear_refs 5), so
 // each scenario's peak is its own and not the largest of the scenarios before it.
