@@ -62,6 +62,7 @@ models:
   gpt: {cache: {ttl: 1h` + extra + `}, routes: [{connection: oai, model: gpt-fake}]}
   claude: {cache: {ttl: 1h` + extra + `}, routes: [{connection: claude, model: claude-sonnet-4-5}]}
   uncached: {routes: [{connection: oai, model: gpt-fake}]}
+  claude-uncached: {routes: [{connection: claude, model: claude-sonnet-4-5}]}
 response_cache: {timeout: 20s} # the emulators are slow under the race detector
 `
 }
