@@ -21,8 +21,7 @@ func (q *request) answer(routes []*route) {
 		a.outChars = answerChars(ans)
 		a.usage = &ans.Usage
 		if oe := q.guardAnswer(ans); oe != nil {
-			a.rec.ErrorCode, a.rec.ErrorMessage = oe.Code, oe.Message
-			a.finish(record.OutcomeError, nil)
+			a.finishError(oe)
 			q.fail(a.rt, oe)
 			return nil
 		}

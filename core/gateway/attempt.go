@@ -96,6 +96,21 @@ func (a *attempt) finish(outcome string, pe *providers.Error) {
 	a.q.g.logAttempt(a)
 }
 
+// finishError finishes an attempt that the gateway itself ended with the client's error e (the
+// time limit came, a guardrail failed closed): no upstream failure to record, so the record
+// takes e's code and message.
+func (a *attempt) finishError(e *llm.Error) {
+	a.rec.ErrorCode, a.rec.ErrorMessage = e.Code, e.Message
+	a.finish(record.OutcomeError, nil)
+}
+
+// clientLeft finishes the attempt and the request of a client that left: nothing more is
+// written to it.
+func (a *attempt) clientLeft() {
+	a.finish(record.OutcomeClientClosed, nil)
+	a.q.done(statusClientClosed, a.rt.id, nil)
+}
+
 // charge records what the attempt used, prices it and charges it to the key's counters, once.
 // Impossible counts are dropped here, so a stream's end charges before the client is sent
 // its usage.
@@ -117,13 +132,11 @@ func (a *attempt) failedBeforeOutput(pe *providers.Error, more bool) bool {
 	q := a.q
 	switch {
 	case q.timeUp():
-		a.rec.ErrorCode, a.rec.ErrorMessage = errFunctionTimeout.Code, errFunctionTimeout.Message
-		a.finish(record.OutcomeError, nil)
+		a.finishError(errFunctionTimeout)
 		q.fail(a.rt, errFunctionTimeout)
 		return false
 	case q.clientGone():
-		a.finish(record.OutcomeClientClosed, nil)
-		q.done(statusClientClosed, a.rt.id, nil)
+		a.clientLeft()
 		return false
 	}
 	more = more && pe.Failover()

@@ -414,3 +414,113 @@ func valuesAfter(body, name string) []string {
 		out = append(out, body[:strings.IndexAny(body, ",}")])
 	}
 }
+
+// hangingCache is a store that neither answers nor refuses: each call blocks until its
+// context ends, as a store behind a black-holed network does. It records each call.
+type hangingCache struct {
+	mu    sync.Mutex
+	calls []hungCall
+}
+
+type hungCall struct {
+	op         string
+	start, end time.Time
+	budget     time.Duration // the context's deadline after start; 0: none
+}
+
+func (h *hangingCache) hang(ctx context.Context, op string) error {
+	c := hungCall{op: op, start: time.Now()}
+	if dl, ok := ctx.Deadline(); ok {
+		c.budget = dl.Sub(c.start)
+	}
+	<-ctx.Done()
+	c.end = time.Now()
+	h.mu.Lock()
+	h.calls = append(h.calls, c)
+	h.mu.Unlock()
+	return fmt.Errorf("the cache store did not answer: %w", ctx.Err())
+}
+
+func (h *hangingCache) Get(ctx context.Context, _ string) (*responsecache.Entry, error) {
+	return nil, h.hang(ctx, "get")
+}
+
+func (h *hangingCache) Put(ctx context.Context, _ *responsecache.Entry) error {
+	return h.hang(ctx, "put")
+}
+
+// returned are the calls of op that have returned.
+func (h *hangingCache) returned(op string) []hungCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []hungCall
+	for _, c := range h.calls {
+		if c.op == op {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestCacheStoreThatHangs: a store that never answers costs a request its look-up's
+// response_cache.timeout and no more: the request is served as a miss within that timeout
+// plus the upstream's time, the read logged as a cache_error, and the write, which hangs as
+// long, runs after the client has its answer (none has returned when the answer is read)
+// and is logged in turn.
+func TestCacheStoreThatHangs(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, tc := range []struct {
+		door   *cacheDoor
+		stream bool
+	}{{chatDoor, false}, {chatDoor, true}, {&cacheDoors[3], false}, {&cacheDoors[3], true}} {
+		t.Run(fmt.Sprintf("%s/stream=%v", tc.door.name, tc.stream), func(t *testing.T) {
+			t.Parallel()
+			u := newCacheUpstreams(t)
+			logs := &gatewaytest.LogBuffer{}
+			store := &hangingCache{}
+			yaml := strings.Replace(cacheConfig(u, ""), "response_cache: {timeout: 20s}", fmt.Sprintf("response_cache: {timeout: %v}", timeout), 1)
+			gw := cacheInstances(t, yaml, [2]responsecache.Store{store, store}, gateway.Options{Logger: logs.Logger(), Metrics: io.Discard})
+			// The upstream's own time: the same request's on a model without a cache.
+			uncached := *tc.door
+			uncached.model = "uncached"
+			if tc.door.model == "claude" {
+				uncached.model = "claude-uncached"
+			}
+			start := time.Now()
+			uncached.do(t, gw[0], cacheKeyA, tc.stream)
+			upstream := time.Since(start)
+
+			start = time.Now()
+			r := tc.door.do(t, gw[0], cacheKeyA, tc.stream)
+			answered := time.Now()
+			took := answered.Sub(start)
+			putsBefore := len(store.returned("put"))
+			if got := cacheResult(r); got != "miss" || answerText(t, tc.stream, r.Body) == "" {
+				t.Errorf("%s %q, body %s: want a miss with its answer", gateway.HeaderCache, got, r.Body)
+			}
+			gets := store.returned("get")
+			if len(gets) != 1 || gets[0].budget <= 0 || gets[0].budget > timeout {
+				t.Fatalf("look-ups %+v: want one under a deadline of at most %v", gets, timeout)
+			}
+			// The slack is the machine's, under the race detector; a look-up without its
+			// bound would hang until the client gave up.
+			if limit := timeout + upstream + time.Second; took < timeout || took > limit {
+				t.Errorf("served in %v, want between the cache timeout %v and %v (timeout + upstream %v + slack)", took, timeout, limit, upstream)
+			}
+			if putsBefore != 0 {
+				t.Errorf("%d writes had returned when the client had its answer: the write delayed it", putsBefore)
+			}
+			flush(t, gw[0])
+			if puts := store.returned("put"); len(puts) != 1 || puts[0].budget <= 0 || puts[0].budget > timeout || !puts[0].end.After(answered) {
+				t.Errorf("writes %+v: want one, under a deadline of at most %v, ending after the answer", puts, timeout)
+			}
+			ops := map[any]int{}
+			for _, l := range logs.Lines(t, "cache_error") {
+				ops[l["op"]]++
+			}
+			if ops["read"] != 1 || ops["write"] != 1 {
+				t.Errorf("cache_error lines by op: %v, want a read and a write", ops)
+			}
+		})
+	}
+}

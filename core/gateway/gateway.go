@@ -242,7 +242,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		if opt.Cache == nil {
 			return nil, errors.New("gateway: a model or key opts into the response cache (cache: {ttl: ...}), but no response cache store was given (Options.Cache)")
 		}
-		g.cache, g.cacheTimeout = opt.Cache, cmp.Or(cfg.ResponseCache.Timeout.D(), config.DefaultCacheTimeout)
+		g.cache, g.cacheTimeout = opt.Cache, cfg.ResponseCache.Timeout.D()
 		g.cacheWrites = newCacheWriter(opt.Cache, g.cacheTimeout, g.log, opt.Metrics, g.now)
 		if cfg.KeyDefaults != nil {
 			g.keyDefaultCache = cfg.KeyDefaults.Cache

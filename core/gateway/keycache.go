@@ -126,12 +126,6 @@ func newKeyCache(cfg *config.Config, store keystore.Store, now func() time.Time,
 		byHash: map[[32]byte]*cachedKey{}, byID: map[string][32]byte{}, unknown: map[[32]byte]time.Time{}, lookups: map[[32]byte]*lookup{},
 		tokens: keysLookupBurst, stop: make(chan struct{}),
 	}
-	if c.timeout <= 0 { // a config built in code, not validated
-		c.timeout = config.DefaultStoreTimeout
-	}
-	if c.staleFor <= 0 {
-		c.staleFor = config.DefaultKeysStaleFor
-	}
 	// The cache starts empty, so nothing in it is stale: the first read asks what changed
 	// since a little before now, and each key is looked up as it is first used.
 	start := now()

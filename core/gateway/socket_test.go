@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -582,4 +583,116 @@ func TestCloseWebSocketsLetsResponsesFinish(t *testing.T) {
 			t.Errorf("the cut response's attempt %v", a)
 		}
 	})
+}
+
+// cacheLeg is one Responses request of a cache test: over the WebSocket mode (streamed, as
+// every response there is) or over HTTP, on a model of cacheConfig.
+type cacheLeg struct {
+	socket bool
+	stream bool // over HTTP
+	model  string
+}
+
+func (l cacheLeg) String() string {
+	if l.socket {
+		return "socket/" + l.model
+	}
+	return fmt.Sprintf("http/stream=%v/%s", l.stream, l.model)
+}
+
+// do sends the leg's request to s, as the n-th request logged to logs, and returns what the
+// cache did (the request line's cache over the socket, which has no headers per response;
+// x-fngate-cache over HTTP) and the answer's text.
+func (l cacheLeg) do(t *testing.T, s *gatewaytest.Server, logs *gatewaytest.LogBuffer, n int, generate bool) (result, text string) {
+	t.Helper()
+	body := fmt.Sprintf(`"model":%q,"store":false,"max_output_tokens":64,"input":"Name three primes."`, l.model)
+	if !l.socket {
+		r := s.Do(t, "POST", "/v1/responses", fmt.Sprintf(`{"stream":%v,%s}`, l.stream, body), "Authorization", "Bearer "+cacheKeyA)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", l, r.Status, r.Body)
+		}
+		return cacheResult(r), answerText(t, l.stream, r.Body)
+	}
+	sock := gatewaytest.DialResponses(t, s.URL, cacheKeyA)
+	defer sock.Conn.Close(websocket.StatusNormalClosure, "")
+	turn := sock.Turn(t, fmt.Sprintf(`{"type":"response.create","generate":%v,%s}`, generate, body))
+	if turn.Status() != "completed" {
+		t.Fatalf("%s: %v", l, turn.Raw)
+	}
+	lines := requestLines(t, &testGateway{logs: logs}, n)
+	result, _ = lines[n-1]["cache"].(string)
+	return result, turn.Text()
+}
+
+// TestWebSocketSharesTheCacheWithHTTP: a response.create is looked up and cached as POST
+// /v1/responses is (docs/cache.md: the Responses API over HTTP and over its WebSocket mode
+// share entries), a miss then a hit on the other instance, either way round; a whole answer
+// from OpenAI's own route is the exception docs/cache.md states (its items exist only in
+// OpenAI's objects and events), a miss for the socket's stream.
+func TestWebSocketSharesTheCacheWithHTTP(t *testing.T) {
+	socket := func(model string) cacheLeg { return cacheLeg{socket: true, model: model} }
+	post := func(model string, stream bool) cacheLeg { return cacheLeg{stream: stream, model: model} }
+	for _, tc := range []struct {
+		first, second cacheLeg
+		want          string
+	}{
+		{socket("gpt"), socket("gpt"), "hit"},
+		{socket("claude"), socket("claude"), "hit"},
+		{post("gpt", true), socket("gpt"), "hit"},
+		{socket("gpt"), post("gpt", true), "hit"},
+		{post("claude", false), socket("claude"), "hit"},
+		{socket("claude"), post("claude", false), "hit"},
+		{post("gpt", false), socket("gpt"), "miss"},
+	} {
+		t.Run(tc.first.String()+"-then-"+tc.second.String(), func(t *testing.T) {
+			t.Parallel()
+			u := newCacheUpstreams(t)
+			logs := &gatewaytest.LogBuffer{}
+			gw := cacheInstances(t, cacheConfig(u, ""), memoryCache(), gateway.Options{WebSockets: true, Logger: logs.Logger()})
+			got, missText := tc.first.do(t, gw[0], logs, 1, true)
+			if got != "miss" {
+				t.Fatalf("the first request: cache %q, want miss", got)
+			}
+			flush(t, gw[0])
+			before := u.calls()
+			got, text := tc.second.do(t, gw[1], logs, 2, true)
+			if got != tc.want || (u.calls() == before) != (tc.want == "hit") {
+				t.Errorf("the second request: cache %q with %d upstream calls, want %s", got, u.calls()-before, tc.want)
+			}
+			if text != missText || text == "" {
+				t.Errorf("the second request's text %q, the first's %q", text, missText)
+			}
+		})
+	}
+}
+
+// TestWebSocketWarmUpIsNotCached: a generate: false warm-up answers no output, which must
+// never answer a request. It is answered before any look-up (socket.go's warmUp: its line has
+// no cache result) and writes nothing, so the same request generated afterwards is a miss
+// with the model's answer, whose hit then follows.
+func TestWebSocketWarmUpIsNotCached(t *testing.T) {
+	u := newCacheUpstreams(t)
+	logs := &gatewaytest.LogBuffer{}
+	gw := cacheInstances(t, cacheConfig(u, ""), memoryCache(), gateway.Options{WebSockets: true, Logger: logs.Logger()})
+	leg := cacheLeg{socket: true, model: "claude"}
+	for i, step := range []struct {
+		generate bool
+		want     string
+		calls    int
+	}{
+		{false, "", 0},
+		{false, "", 0},
+		{true, "miss", 1},
+		{true, "hit", 0},
+	} {
+		before := u.calls()
+		got, text := leg.do(t, gw[i%2], logs, i+1, step.generate)
+		flush(t, gw[i%2])
+		if got != step.want || u.calls()-before != step.calls {
+			t.Errorf("step %d (generate %v): cache %q with %d upstream calls, want %q with %d", i, step.generate, got, u.calls()-before, step.want, step.calls)
+		}
+		if step.generate && text == "" {
+			t.Errorf("step %d: no text", i)
+		}
+	}
 }

@@ -35,8 +35,7 @@ func (q *request) stream(routes []*route) {
 		if gf, ok := err.(*guardFailure); ok {
 			st.Close()
 			a.rec.Latency = waited
-			a.rec.ErrorCode, a.rec.ErrorMessage = gf.oe.Code, gf.oe.Message
-			a.finish(record.OutcomeError, nil)
+			a.finishError(gf.oe)
 			q.fail(a.rt, gf.oe)
 			return nil
 		}
@@ -178,17 +177,14 @@ func (q *request) endStream(s *streaming, sw *sseWriter, werr error, failed *pro
 	switch {
 	case q.timeUp():
 		_ = sw.send(s.enc.fail(sw.buf[:0], errFunctionTimeout))
-		a.rec.ErrorCode, a.rec.ErrorMessage = errFunctionTimeout.Code, errFunctionTimeout.Message
-		a.finish(record.OutcomeError, nil)
+		a.finishError(errFunctionTimeout)
 		q.done(http.StatusOK, rt.id, errFunctionTimeout)
 	case werr != nil || q.clientGone():
-		a.finish(record.OutcomeClientClosed, nil)
-		q.done(statusClientClosed, rt.id, nil)
+		a.clientLeft()
 	case s.guardFailed != nil:
 		oe := s.guardFailed
 		_ = sw.send(s.enc.fail(sw.buf[:0], oe))
-		a.rec.ErrorCode, a.rec.ErrorMessage = oe.Code, oe.Message
-		a.finish(record.OutcomeError, nil)
+		a.finishError(oe)
 		q.done(http.StatusOK, rt.id, oe)
 	case failed != nil:
 		oe := failed.ClientError()

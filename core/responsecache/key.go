@@ -121,11 +121,17 @@ func normalized(req *llm.Request) *llm.Request {
 	return &n
 }
 
+// withoutLabels is fs less the labels. None left is nil, as a request that sent no fields
+// has: an empty list would marshal as [] where that one has null, and a request whose only
+// fields were labels (a Responses request with user or metadata) would miss its twin.
 func withoutLabels(fs []llm.RawField) []llm.RawField {
 	if !slices.ContainsFunc(fs, isLabel) {
 		return fs
 	}
-	return slices.DeleteFunc(slices.Clone(fs), isLabel)
+	if out := slices.DeleteFunc(slices.Clone(fs), isLabel); len(out) > 0 {
+		return out
+	}
+	return nil
 }
 
 func isLabel(f llm.RawField) bool { return slices.Contains(labelFields, f.Name) }

@@ -187,18 +187,6 @@ func (e *StreamEncoder) End(b []byte, u *llm.Usage, completedAt int64) []byte {
 	return e.event(b, name, func(b []byte) []byte { return e.terminal(b, st, u) })
 }
 
-// AppendErrorEvent appends the error event that ends a stream a platform wrapper had to cut
-// (the function's time limit), which knows neither the response nor its sequence numbers:
-// the event carries neither. No response.completed follows, so the client reads the stream
-// as broken.
-func AppendErrorEvent(b []byte, fe *llm.Error) []byte {
-	b = append(b, "event: error\ndata: {\"type\":\"error\",\"code\":"...)
-	b = openai.AppendString(b, fe.Code)
-	b = append(b, `,"message":`...)
-	b = openai.AppendString(b, fe.Message)
-	return append(b, ",\"param\":null}\n\n"...)
-}
-
 // Fail appends the end of a stream that failed after it began: an error event, then
 // response.failed with what had been output, so no client mistakes it for a finished answer.
 // The error event has code, message and param at its top level, as OpenAI sends it. The

@@ -2,13 +2,26 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/fngate/fngate/core/awsconf"
+	"github.com/fngate/fngate/core/responsecache"
+	"github.com/fngate/fngate/core/responsecache/dynamostore"
 	"github.com/fngate/fngate/scripts/internal/proc"
 )
 
@@ -84,7 +97,7 @@ func (b *bench) cache(tmp, gwBin, upAddr, holdAddr string) error {
 	}
 	b.measure(scenario{"cache off vs miss vs hit, 200-chunk stream, 1 in flight", 1, true, targets("bench/", upAddr, streamedChatWire)})
 	b.measure(scenario{"cache off vs miss vs hit, upstream thinks 50 ms, non-stream, 16 in flight", 16, false, targets("bench/slow-", holdAddr, chatWire)})
-	return nil
+	return b.cacheDynamo(tmp, gwBin, upAddr)
 }
 
 // warm asks the hit targets' request once, so that their first measured request is a hit,
@@ -108,4 +121,143 @@ func warm(client *http.Client, base, model string, w wire, stream bool) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("warming the cache for %s: no hit after 50 requests", model)
+}
+
+// cacheDynamoConfig is cacheConfig's fast pair of models on a DynamoDB table (moto_server's,
+// on this machine), under a timeout that moto's slowest answers under load stay within: a
+// look-up that timed out would be a cheap miss and flatter the figures.
+const cacheDynamoConfig = `
+limits: {max_in_flight: 5000}
+auth: none
+response_cache: {store: dynamodb, table: %s, timeout: 5s}
+connections:
+  up: {kind: openai-compatible, base_url: "http://%s/v1"}
+models:
+  bench/uncached: {routes: [{connection: up, model: bench}]}
+  bench/cached: {cache: {ttl: 1h}, routes: [{connection: up, model: bench}]}
+`
+
+// cacheDynamo measures what issue 27 bounds: a miss's cost with the cache on over the cache
+// off must not exceed the store's round trip. One gateway on a DynamoDB table served by
+// moto_server (skipped, with a note, when moto_server is not on PATH) carries the cache off,
+// a miss and a hit; beside them, the store's own look-up of a key it does not hold (the
+// gateway's dynamostore and HTTP client, from this process, at the same concurrency), in
+// rounds after the scenario's.
+func (b *bench) cacheDynamo(tmp, gwBin, upAddr string) error {
+	if b.opt.only != nil && !b.opt.only.MatchString("cache") {
+		return nil
+	}
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		b.notes = append(b.notes, "the response cache on DynamoDB was not measured: moto_server is not on PATH (pip install 'moto[server]')")
+		return nil
+	}
+	motoAddr := proc.FreeAddr()
+	host, port, _ := net.SplitHostPort(motoAddr)
+	moto, err := proc.Start("moto_server", filepath.Join(tmp, "moto.log"), bin, "-H", host, "-p", port)
+	if err != nil {
+		return err
+	}
+	defer moto.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := proc.WaitListening(ctx, motoAddr); err != nil {
+		return err
+	}
+	endpoint := "http://" + motoAddr
+	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), HTTPClient: awsconf.HTTPClient(),
+		Credentials: credentials.NewStaticCredentialsProvider("bench", "bench", "")})
+	const table = "fngate-bench-cache"
+	if err := dynamostore.CreateTable(ctx, db, table); err != nil {
+		return err
+	}
+	addr := proc.FreeAddr()
+	env := []string{"AWS_ENDPOINT_URL=" + endpoint, "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "AWS_SESSION_TOKEN="}
+	gw, err := proc.StartEnv("gateway-cache-dynamodb", filepath.Join(tmp, "gateway-cache-dynamodb.log"), env, gwBin,
+		"-config", writeConfig(tmp, "cache-dynamodb.yaml", fmt.Sprintf(cacheDynamoConfig, table, upAddr)), "-addr", addr, "-route-state", "off")
+	if err != nil {
+		return err
+	}
+	defer gw.Stop()
+	if err := proc.WaitListening(ctx, addr); err != nil {
+		return err
+	}
+	base, pid := "http://"+addr, gw.Cmd.Process.Pid
+	if err := warm(b.client, base, "bench/cached", chatWire, false); err != nil {
+		return err
+	}
+	store := dynamostore.New(db, table, dynamostore.Options{Timeout: 5 * time.Second})
+	for _, c := range []int{1, 16} {
+		label := fmt.Sprintf("cache on DynamoDB (moto_server): off vs miss vs hit, non-stream, %d in flight", c)
+		st := b.measure(scenario{label, c, false, []target{{"direct", "http://" + upAddr, "bench", 0, uniqueChatWire, ""},
+			{"fngate, cache off", base, "bench/uncached", pid, uniqueChatWire, ""},
+			{"fngate, cache miss", base, "bench/cached", pid, uniqueChatWire, ""},
+			{"fngate, cache hit", base, "bench/cached", pid, chatWire, ""},
+		}})
+		if st == nil {
+			continue
+		}
+		trip := b.storeRoundTrip(store, label, c, false)
+		both := b.storeRoundTrip(store, label, c, true)
+		off, miss := median(st[1].addP50), median(st[2].addP50)
+		b.notes = append(b.notes, fmt.Sprintf("%s: a miss adds %s ms at p50 over the cache off (added p50 %s vs %s ms); the store's look-up alone takes %s ms at p50 (%s..%s over the rounds), its look-up and write of the entry %s ms (%s..%s)",
+			label, msf(miss-off), msf(miss), msf(off), msf(median(trip)), msf(slices.Min(trip)), msf(slices.Max(trip)), msf(median(both)), msf(slices.Min(both)), msf(slices.Max(both))))
+	}
+	return nil
+}
+
+// storeRoundTrip times the store's look-up of keys it does not hold, conc at a time, for
+// the bench's rounds, adds a row beside the scenario's and returns each round's p50. With
+// write, each look-up is followed by the write of an entry of a bench answer's size under
+// its key: all a miss asks of the store, as one client's calls in a row, since a store that
+// serves one call at a time (moto_server) makes a miss's look-up wait for the write of the
+// miss before it.
+func (b *bench) storeRoundTrip(store *dynamostore.Store, label string, conc int, write bool) []time.Duration {
+	name := "the store's look-up alone (GetItem of a key not held)"
+	if write {
+		name = "the store's look-up and write of a miss (GetItem, then PutItem of 2 KB)"
+	}
+	body := []byte(strings.Repeat("x", 2<<10))
+	var pooled []time.Duration
+	var p50s []time.Duration
+	var errs int
+	var elapsed time.Duration
+	for range b.opt.rounds {
+		var mu sync.Mutex
+		var lat []time.Duration
+		start := time.Now()
+		deadline := start.Add(b.opt.phase)
+		var wg sync.WaitGroup
+		for range conc {
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					key := fmt.Sprintf("%064x.%064x", requestSeq.Add(1), 0)
+					t0 := time.Now()
+					_, err := store.Get(context.Background(), key)
+					if write && errors.Is(err, responsecache.ErrNotFound) {
+						now := time.Now()
+						if perr := store.Put(context.Background(), &responsecache.Entry{Key: key, Model: "bench/cached", Created: now, Expires: now.Add(time.Hour), Body: body}); perr != nil {
+							err = perr
+						}
+					}
+					d := time.Since(t0)
+					mu.Lock()
+					if errors.Is(err, responsecache.ErrNotFound) {
+						lat = append(lat, d)
+					} else {
+						errs++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		elapsed += time.Since(start)
+		pooled = append(pooled, lat...)
+		p50s = append(p50s, pct(lat, .5))
+	}
+	rps := float64(len(pooled)) / elapsed.Seconds()
+	b.rows = append(b.rows, []string{label, name, msf(pct(pooled, .5)), msf(pct(pooled, .99)),
+		strconv.FormatFloat(rps, 'f', 0, 64), "", "", "", strconv.Itoa(errs)})
+	return p50s
 }
