@@ -138,6 +138,9 @@ func TestChoose(t *testing.T) {
 		{"the smallest within 10%", []Figure{fig(128, 1.5, 2, 0), fig(256, 1.05, 1.1, 0), fig(512, 1, 1, 0)}, 256},
 		{"p99 counts", []Figure{fig(128, 1, 9, 0), fig(256, 1, 1.2, 0), fig(512, 1, 1, 0)}, 512},
 		{"inside the largest's spread", []Figure{fig(128, 1.3, 1.3, 0), fig(512, 1, 1, 0.5)}, 128},
+		{"p50 inside its own spread", []Figure{fig(128, 1.4, 1.05, 0.4), fig(512, 1, 1, 0)}, 128},
+		{"p99 not inside its own spread", []Figure{fig(128, 1, 1.4, 0.4), fig(512, 1, 1, 0)}, 512},
+		{"beyond both spreads", []Figure{fig(128, 1.8, 1.8, 0.3), fig(512, 1, 1, 0.3)}, 512},
 		{"only the largest", []Figure{fig(128, 3, 3, 0), fig(512, 1, 1, 0.1)}, 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
