@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -193,10 +194,14 @@ func (q *request) guardEmbeddings(req *llm.EmbedRequest) bool {
 }
 
 // runInput runs the input uses in order on texts; ok false when the client has been
-// answered.
+// answered. The model's total bounds them all together, as it bounds an attempt: a guardrail
+// slower than the request may take has timed out, and its on_error decides, before any
+// attempt begins with a total of its own.
 func (q *request) runInput(texts []string) (out []string, ok bool) {
+	ctx, cancel := context.WithTimeoutCause(q.r.Context(), q.m.timeouts.Total.D(), errGuardTotal)
+	defer cancel()
 	for _, u := range q.guard.in {
-		o := u.Run(q.r.Context(), guardrail.Input, texts)
+		o := u.Run(ctx, guardrail.Input, texts)
 		q.decided(o.Decision)
 		switch {
 		case o.Failed != nil && q.clientGone():
@@ -231,10 +236,14 @@ func outputUncheckable(req *llm.Request, model string) *llm.Error {
 	return nil
 }
 
-// guardAnswer runs the output guardrails on a whole answer: a mask changes it, a block
-// withholds it (it ends as a content filter ends it). It returns the client's error when a
-// guardrail failed closed.
-func (q *request) guardAnswer(ans *llm.Answer) *llm.Error {
+// errGuardTotal ends the input guardrails' checks when the model's total runs out.
+var errGuardTotal = fmt.Errorf("the guardrails' checks exceeded the total timeout: %w", context.DeadlineExceeded)
+
+// guardAnswer runs the output guardrails on a whole answer of attempt a: a mask changes it, a
+// block withholds it (it ends as a content filter ends it). It returns the client's error
+// when a guardrail failed closed. The checks run under the attempt's context, so its total
+// bounds them as it bounds a stream's (guardStream).
+func (q *request) guardAnswer(a *attempt, ans *llm.Answer) *llm.Error {
 	s := q.guard
 	if s == nil || len(s.out) == 0 {
 		return nil
@@ -245,7 +254,7 @@ func (q *request) guardAnswer(ans *llm.Answer) *llm.Error {
 		return nil
 	}
 	for _, u := range s.out {
-		o := u.Run(q.r.Context(), guardrail.Output, cur)
+		o := u.Run(a.ctx, guardrail.Output, cur)
 		q.decided(o.Decision)
 		switch {
 		case o.Failed != nil:

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -234,5 +235,109 @@ models:
 	}
 	for _, l := range gw.logs.Lines(t, "provider_error") {
 		t.Errorf("a guardrail's failure was logged as the provider's: %v", l)
+	}
+}
+
+// slowOn is a checker slow on texts that contain a word, and quick on the rest.
+type slowOn struct {
+	word  string
+	delay time.Duration
+}
+
+func (c slowOn) Check(ctx context.Context, src guardrail.Source, texts []string) (guardrail.Verdict, error) {
+	for _, t := range texts {
+		if strings.Contains(t, c.word) {
+			return slowChecker{delay: c.delay}.Check(ctx, src, texts)
+		}
+	}
+	return guardrail.Verdict{Action: guardrail.Pass}, nil
+}
+
+// TestGuardrailSlowerThanTheTimeLimit: the model's total bounds its guardrails' checks the
+// way it bounds an attempt, on input and on output, whole answer and stream, on every door:
+// a guardrail still checking when it runs out has timed out, and on_error decides (closed:
+// 503 guardrail_unavailable before any output, the door's error event after it; open: the
+// request goes on unchecked). Before, only a stream's output checks ran under the attempt's
+// deadline; a whole answer, and every input check, waited the guardrail out.
+func TestGuardrailSlowerThanTheTimeLimit(t *testing.T) {
+	const cfg = `
+auth: none
+connections:
+  mock: {kind: mock}
+guardrails:
+  slow-closed: {kind: bedrock, id: gr-1, version: "1", stream_window: 100, stream_overlap: 20}
+  slow-open: {kind: bedrock, id: gr-2, version: "1", stream_window: 100, stream_overlap: 20, on_error: open}
+models:
+  closed-input: {timeouts: {total: 150ms}, guardrails: [{name: slow-closed, on: input}], routes: [{connection: mock, model: echo}]}
+  closed-output: {timeouts: {total: 150ms}, guardrails: [{name: slow-closed, on: output}], routes: [{connection: mock, model: echo}]}
+  open-input: {timeouts: {total: 150ms}, guardrails: [{name: slow-open, on: input}], routes: [{connection: mock, model: echo}]}
+  open-output: {timeouts: {total: 150ms}, guardrails: [{name: slow-open, on: output}], routes: [{connection: mock, model: echo}]}
+`
+	// The guardrail's own timeout (2 s by default) is longer than it takes: only the model's
+	// total can stop it.
+	const slow = 1500 * time.Millisecond
+	gw := newGateway(t, cfg, func(o *gateway.Options) {
+		o.Guardrails = func(*config.Guardrail) (guardrail.Checker, error) { return slowOn{word: "SLOW", delay: slow}, nil }
+	})
+	// Long enough that a stream's first windows pass, and the client has been sent them,
+	// before the window with the slow word is checked.
+	long := strings.Repeat("lorem ipsum dolor ", 30)
+	unavailable := map[string]int{"chat": 503, "messages": 529, "responses": 503} // the Messages door's overloaded_error
+	cases := []struct {
+		model      string
+		text       string
+		streamOnly bool
+		failed     bool // on_error closed: refused, or the stream ended with the door's error event
+	}{
+		{model: "closed-input", text: "SLOW tell me", failed: true},
+		{model: "closed-output", text: "SLOW tell me", failed: true},
+		{model: "open-input", text: "SLOW tell me"},
+		{model: "open-output", text: "SLOW tell me"},
+		{model: "closed-output", text: long + "SLOW tell me", streamOnly: true, failed: true},
+		{model: "open-output", text: long + "SLOW tell me", streamOnly: true},
+	}
+	onEveryDoor(t, func(t *testing.T, d guardDoor, stream bool) {
+		for i, c := range cases {
+			if c.streamOnly && !stream {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%d", c.model, i), func(t *testing.T) {
+				// A text of its own each time: the guardrail's verdict cache would otherwise
+				// answer the later checks.
+				text := c.text + " about " + t.Name()
+				start := time.Now()
+				r := gw.Do(t, http.MethodPost, d.path, d.body(c.model, text, stream), "anthropic-version", "2023-06-01")
+				took := time.Since(start)
+				body := string(r.Body)
+				switch {
+				case c.failed && c.streamOnly:
+					// The client had the first windows: the stream ends with the door's error.
+					if r.Status != 200 || !strings.Contains(body, "lorem") || !strings.Contains(body, "slow-closed could not check") || strings.Contains(body, "SLOW") {
+						t.Errorf("%d %s, want a stream ended by the guardrail's failure", r.Status, body)
+					}
+				case c.failed:
+					if r.Status != unavailable[d.name] || !strings.Contains(body, "slow-closed could not check") {
+						t.Errorf("%d %s, want %d naming the guardrail", r.Status, body, unavailable[d.name])
+					}
+				default:
+					if r.Status != 200 || !strings.Contains(body, "SLOW") || !strings.Contains(body, "tell") {
+						t.Errorf("%d %s, want the answer unchecked", r.Status, body)
+					}
+				}
+				if took > slow/2 {
+					t.Errorf("answered after %v: the guardrail was waited out past the 150ms total", took)
+				}
+			})
+		}
+	})
+	for _, l := range gw.logs.Lines(t, "request") {
+		timedOut := false
+		for _, g := range l["guardrails"].([]any) {
+			m := g.(map[string]any)
+			timedOut = timedOut || m["error"] == guardrail.ErrTimeout
+		}
+		if !timedOut {
+			t.Errorf("request line %v: no guardrail decision that timed out", l["guardrails"])
+		}
 	}
 }

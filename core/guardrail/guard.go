@@ -125,12 +125,13 @@ func (u Use) check(ctx context.Context, src Source, texts []string) (v Verdict, 
 	if len(fresh) > 0 {
 		cctx, cancel := context.WithTimeout(ctx, u.timeout)
 		v, err = u.checker.Check(cctx, src, fresh)
-		late := cctx.Err() != nil && ctx.Err() == nil
+		late := cctx.Err()
 		cancel()
 		checks = 1
-		if err == nil && late {
-			// A checker that answered as its deadline passed may have cut its work short.
-			err = &Error{Kind: ErrTimeout, Message: "the guardrail did not answer within " + u.timeout.String()}
+		if err == nil && late != nil {
+			// A checker that answered as its deadline passed (its own, or the request's) may
+			// have cut its work short.
+			err = &Error{Kind: KindOf(late), Message: "the guardrail did not answer within its time (" + u.timeout.String() + ", or what the request had left)", Err: late}
 		}
 		if err != nil {
 			return Verdict{}, checks, cached, err
