@@ -288,6 +288,10 @@ func (c *Config) checkUse(p string, u *GuardrailUse, embedding bool, bad *proble
 			names = append(names, n)
 		}
 		slices.Sort(names)
+		if len(names) == 0 {
+			bad.add(p+".name", ": no guardrail %q is defined (the config defines no guardrails)", u.Name)
+			return
+		}
 		bad.add(p+".name", ": no guardrail %q is defined (guardrails: %s)", u.Name, strings.Join(names, ", "))
 		return
 	}
@@ -318,6 +322,18 @@ func (c *Config) checkUse(p string, u *GuardrailUse, embedding bool, bad *proble
 	default:
 		bad.add(p+".mode", " must be block, mask or log, got %q", u.Mode)
 	}
+}
+
+// CheckKeyGuardrails checks the guardrail uses of a key made at run time (a stored key, which
+// the admin API changes without a config load) as validation checks a config key's, and
+// fills what they leave out (on: both, mode: block). field names the list in the error
+// ("guardrails"); an unknown guardrail is named in it with the configured ones.
+func (c *Config) CheckKeyGuardrails(field string, uses []GuardrailUse) error {
+	bad := &problems{}
+	for i := range uses {
+		c.checkUse(fmt.Sprintf("%s[%d]", field, i), &uses[i], false, bad)
+	}
+	return bad.err()
 }
 
 // GuardrailsOf is what applies to a request by a key with limits k (nil: no key) to m: the

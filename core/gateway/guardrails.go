@@ -89,14 +89,23 @@ type guardState struct {
 }
 
 // usesOf is what applies to a request by k to m: the model's uses, then the key's own (else
-// key_defaults'), each once, split by direction.
-func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use) {
+// key_defaults'), each once, split by direction. gs may be nil (no guardrail configured).
+// A stored key may name a guardrail the config no longer has (the admin API checked it
+// against the config of its day): the request is refused, as a guardrail that cannot check
+// is by default, rather than served unchecked.
+func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use, oe *llm.Error) {
 	extra := []config.GuardrailUse(nil)
 	if k != nil {
 		extra = k.Guardrails
-		if extra == nil {
+		if extra == nil && gs != nil {
 			extra = gs.keyDefaults
 		}
+	}
+	if gs == nil {
+		if len(extra) > 0 {
+			return nil, nil, unconfiguredGuardrail(extra[0].Name)
+		}
+		return nil, nil, nil
 	}
 	all := m.cfg.Guardrails
 	if len(extra) > 0 {
@@ -108,7 +117,11 @@ func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use) {
 		}
 	}
 	for _, u := range all {
-		use := guardrail.Use{Guard: gs.byName[u.Name], Mode: u.Mode}
+		g := gs.byName[u.Name]
+		if g == nil {
+			return nil, nil, unconfiguredGuardrail(u.Name)
+		}
+		use := guardrail.Use{Guard: g, Mode: u.Mode}
 		if u.Input() {
 			in = append(in, use)
 		}
@@ -116,7 +129,13 @@ func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use) {
 			out = append(out, use)
 		}
 	}
-	return in, out
+	return in, out, nil
+}
+
+// unconfiguredGuardrail refuses a request by a key whose guardrail is not in the config.
+func unconfiguredGuardrail(name string) *llm.Error {
+	return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "guardrail_unavailable",
+		Message: "guardrail " + name + " of this key is not in the gateway's config, so its requests cannot be checked; an administrator must configure it or change the key"}
 }
 
 // partitionNames are the uses as the response cache's key names them: answers checked
@@ -139,11 +158,11 @@ func (s *guardState) partitionNames() []string {
 // when the client has been answered (a block, a guardrail that failed closed, a request
 // output guardrails cannot read).
 func (q *request) guardInput() bool {
-	gs := q.g.guardrails
-	if gs == nil {
-		return true
+	in, out, oe := q.g.guardrails.usesOf(q.m, q.rc.key)
+	if oe != nil {
+		q.refuse(oe)
+		return false
 	}
-	in, out := gs.usesOf(q.m, q.rc.key)
 	if len(in)+len(out) == 0 {
 		return true
 	}
@@ -173,11 +192,11 @@ func (q *request) guardInput() bool {
 
 // guardEmbeddings runs the input guardrails on an embeddings request's texts.
 func (q *request) guardEmbeddings(req *llm.EmbedRequest) bool {
-	gs := q.g.guardrails
-	if gs == nil {
-		return true
+	in, _, oe := q.g.guardrails.usesOf(q.m, q.rc.key)
+	if oe != nil {
+		q.refuse(oe)
+		return false
 	}
-	in, _ := gs.usesOf(q.m, q.rc.key)
 	if len(in) == 0 {
 		return true
 	}

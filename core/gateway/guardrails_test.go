@@ -2,16 +2,23 @@ package gateway_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/admin"
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/guardrail"
+	"github.com/fngate/fngate/core/keystore"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
@@ -339,5 +346,74 @@ models:
 		if !timedOut {
 			t.Errorf("request line %v: no guardrail decision that timed out", l["guardrails"])
 		}
+	}
+}
+
+// TestStoredKeyGuardrailsFromTheAdminAPI: a key made through the admin API with guardrails
+// has them applied on top of its model's, as a config key's are; a stored key naming a
+// guardrail the config no longer has is refused, never served unchecked.
+func TestStoredKeyGuardrailsFromTheAdminAPI(t *testing.T) {
+	const adminSecret = "sk-admin-guard-test-0123456789"
+	sum := sha256.Sum256([]byte(adminSecret))
+	yaml := `
+keys:
+  - {name: ops, value: sk-config-ops-0123456789}
+connections: {mock: {kind: mock}}
+guardrails:
+  pii: {kind: local, mask: [email]}
+  words: {kind: local, block: ["(?i)forbidden"]}
+models:
+  m: {routes: [{connection: mock, model: echo}]}
+key_store: {store: memory}
+admin:
+  keys: [{name: root, sha256: "` + hex.EncodeToString(sum[:]) + `", role: admin}]
+`
+	clock := newKeyClock()
+	store := keystore.NewMemory()
+	g := storedKeysGateway(t, yaml, store, clock)
+	cfg, err := config.Parse(context.Background(), []byte(yaml), config.Options{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := admin.New(cfg, admin.Options{Keys: store, Now: clock.Now, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(t *testing.T, body string) string {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, "/admin/v1/keys", strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+adminSecret)
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, r)
+		var made struct{ Key string }
+		if err := json.Unmarshal(w.Body.Bytes(), &made); err != nil || w.Code != http.StatusCreated {
+			t.Fatalf("create: %d %s", w.Code, w.Body)
+		}
+		suiteSecrets.Store(made.Key, true)
+		return made.Key
+	}
+	masked := create(t, `{"name":"masked","guardrails":[{"name":"pii","on":"input","mode":"mask"}]}`)
+	blocked := create(t, `{"name":"blocked","guardrails":[{"name":"words"}]}`)
+	plain := create(t, `{"name":"plain"}`)
+	stale, _ := keyAdmin{t, store, clock.Now}.create("stale", func(k *keystore.Key) {
+		k.Guardrails = []config.GuardrailUse{{Name: "removed", On: "both", Mode: "block"}}
+	})
+	for _, tc := range []struct {
+		name, secret, text string
+		status             int
+		want, notWant      string
+	}{
+		{"input masked", masked, "mail alice@example.com", 200, "[EMAIL]", "alice@example.com"},
+		{"input blocked", blocked, "say forbidden things", 400, "guardrail_blocked", "things"},
+		{"no guardrail of its own", plain, "mail alice@example.com forbidden", 200, "alice@example.com", "guardrail"},
+		{"a guardrail the config lost", stale, "hi", 503, "guardrail removed of this key is not in the gateway's config", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.Chat(t, `{"model":"m","messages":[{"role":"user","content":`+jstr(tc.text)+`}]}`, "Authorization", "Bearer "+tc.secret)
+			body := string(r.Body)
+			if r.Status != tc.status || !strings.Contains(body, tc.want) || tc.notWant != "" && strings.Contains(body, tc.notWant) {
+				t.Errorf("%d %s, want %d with %q", r.Status, body, tc.status, tc.want)
+			}
+		})
 	}
 }
