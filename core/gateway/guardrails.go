@@ -132,6 +132,18 @@ func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use, o
 	return in, out, nil
 }
 
+// charge reports whether a request by k to m may be charged by its guardrails: the cloud
+// services meter their calls; the local kind is free.
+func (gs *guardrails) charge(m *model, k *clientKey) bool {
+	in, out, _ := gs.usesOf(m, k)
+	for _, u := range slices.Concat(in, out) {
+		if u.Kind != config.GuardrailLocal {
+			return true
+		}
+	}
+	return false
+}
+
 // unconfiguredGuardrail refuses a request by a key whose guardrail is not in the config.
 func unconfiguredGuardrail(name string) *llm.Error {
 	return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "guardrail_unavailable",

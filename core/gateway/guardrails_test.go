@@ -16,6 +16,7 @@ import (
 
 	"github.com/fngate/fngate/core/admin"
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/guardrail"
 	"github.com/fngate/fngate/core/keystore"
@@ -413,6 +414,61 @@ admin:
 			body := string(r.Body)
 			if r.Status != tc.status || !strings.Contains(body, tc.want) || tc.notWant != "" && strings.Contains(body, tc.notWant) {
 				t.Errorf("%d %s, want %d with %q", r.Status, body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// pricedChecker passes everything at a price per call.
+type pricedChecker struct{ usd float64 }
+
+func (c pricedChecker) Check(context.Context, guardrail.Source, []string) (guardrail.Verdict, error) {
+	return guardrail.Verdict{Action: guardrail.Pass, Units: 1, CostUSD: c.usd}, nil
+}
+
+// TestGuardrailChargeReachesTheKeysSpend: what a guardrail's calls cost is the key's spend,
+// on a model that is itself free too, so a budget holds against it: each request here costs
+// $0.004 a check, and the key's $0.01 a day runs out.
+func TestGuardrailChargeReachesTheKeysSpend(t *testing.T) {
+	const cfg = `
+keys:
+  - {name: app, value: ` + limitedKey + `, budget: {usd_per_day: 0.01}}
+connections: {mock: {kind: mock}}
+guardrails:
+  paid: {kind: bedrock, id: gr-1, version: "1"}
+models:
+  in: {guardrails: [{name: paid, on: input}], routes: [{connection: mock, model: echo}]}
+  both: {guardrails: [{name: paid, on: both}], routes: [{connection: mock, model: echo}]}
+`
+	for _, tc := range []struct {
+		model     string
+		perCall   int64 // nano-USD one request adds to the key's spend
+		refusedAt int   // the first request the budget refuses (1-based)
+	}{
+		{"in", 4_000_000, 4},   // 0.004, 0.008, 0.012: the fourth is refused
+		{"both", 8_000_000, 3}, // input and output checked: 0.008, 0.016
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			store := newSettling(counters.NewMemory())
+			gw := newGateway(t, cfg, limited(store), func(o *gateway.Options) {
+				o.Guardrails = func(*config.Guardrail) (guardrail.Checker, error) { return pricedChecker{usd: 0.004}, nil }
+			})
+			for i := 1; i <= tc.refusedAt; i++ {
+				// A text of its own each time: a cached verdict costs nothing.
+				r := gw.Chat(t, `{"model":"`+tc.model+`","messages":[{"role":"user","content":"turn `+fmt.Sprint(i)+`"}]}`, "Authorization", "Bearer "+limitedKey)
+				if i == tc.refusedAt {
+					if r.Status != http.StatusTooManyRequests || r.ErrorObject(t)["code"] != "budget_exceeded" {
+						t.Fatalf("request %d: %d %s, want budget_exceeded", i, r.Status, r.Body)
+					}
+					break
+				}
+				if r.Status != 200 {
+					t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
+				}
+				store.wait(t)
+				if spent := store.read(t, "app").Value("", counters.SpendDay); spent != int64(i)*tc.perCall {
+					t.Fatalf("after request %d the key spent %d nano-USD, want %d", i, spent, int64(i)*tc.perCall)
+				}
 			}
 		})
 	}
