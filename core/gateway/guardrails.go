@@ -191,11 +191,11 @@ func (q *request) guardInput() bool {
 	if len(in) == 0 {
 		return true
 	}
-	texts := guardrail.TextsOf(q.req)
-	if texts.Len() == 0 {
+	texts, images := guardrail.TextsOf(q.req), guardrail.ImagesOf(q.req)
+	if texts.Len() == 0 && len(images) == 0 {
 		return true
 	}
-	cur, ok := q.runInput(texts.Texts())
+	cur, ok := q.runInput(texts.Texts(), images)
 	if ok {
 		texts.PutBack(q.req, cur)
 	}
@@ -217,22 +217,22 @@ func (q *request) guardEmbeddings(req *llm.EmbedRequest) bool {
 		q.refuse(llm.BadRequest("input", "the guardrails of "+q.rc.model+" read text, and token ids cannot be read: send the input as strings"))
 		return false
 	}
-	cur, ok := q.runInput(req.Input)
+	cur, ok := q.runInput(req.Input, nil)
 	if ok {
 		req.Input = cur
 	}
 	return ok
 }
 
-// runInput runs the input uses in order on texts; ok false when the client has been
-// answered. The model's total bounds them all together, as it bounds an attempt: a guardrail
+// runInput runs the input uses in order on texts, and on images where a use's service takes
+// them; ok false when the client has been answered. The model's total bounds them all together, as it bounds an attempt: a guardrail
 // slower than the request may take has timed out, and its on_error decides, before any
 // attempt begins with a total of its own.
-func (q *request) runInput(texts []string) (out []string, ok bool) {
+func (q *request) runInput(texts []string, images []guardrail.Image) (out []string, ok bool) {
 	ctx, cancel := context.WithTimeoutCause(q.r.Context(), q.m.timeouts.Total.D(), errGuardTotal)
 	defer cancel()
 	for _, u := range q.guard.in {
-		o := u.Run(ctx, guardrail.Input, texts)
+		o := u.RunWith(ctx, guardrail.Input, texts, images)
 		q.decided(o.Decision)
 		switch {
 		case o.Failed != nil && q.clientGone():

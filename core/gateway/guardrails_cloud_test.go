@@ -1,6 +1,10 @@
 package gateway_test
 
 import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/png"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,8 +39,10 @@ func newCloudGuardrails(t *testing.T, models string) *cloudGuardrails {
 	awstest.Isolate(t, "AKIDGATEWAYGUARD", "AWS_REGION=us-east-1", "AWS_ENDPOINT_URL="+bedrock.URL())
 	modelarmorfake.Isolate(t)
 	creds := armor.Credentials(t)
+	// extended: the chat door takes content-part arrays (images) only under it.
 	cfg := `
 auth: none
+request_profile: extended
 connections:
   mock: {kind: mock}
 guardrails:
@@ -238,5 +244,69 @@ func TestCloudGuardrailFailures(t *testing.T) {
 	}
 	for _, l := range c.gw.logs.Lines(t, "provider_error") {
 		t.Errorf("a guardrail's failure was logged as the provider's: %v", l)
+	}
+}
+
+// tinyPNG is a 1x1 PNG with extra after its end (which decoders ignore), base64.
+func tinyPNG(t *testing.T, extra string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString(extra)
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// TestCloudGuardrailImages: a request's inline images go to Bedrock's ApplyGuardrail with its
+// texts, on every door, and its image content filter's block is the door's 400; an image
+// already judged is not sent again with the next turn. Model Armor reads text only: the
+// image reaches the model unjudged.
+func TestCloudGuardrailImages(t *testing.T) {
+	c := newCloudGuardrails(t, cloudGuardModels)
+	forbidden := tinyPNG(t, bedrockfake.ForbiddenImage)
+	body := map[string]func(model, text, img string) string{
+		"chat": func(m, text, img string) string {
+			return `{"model":"` + m + `","messages":[{"role":"user","content":[{"type":"text","text":` + jstr(text) + `},{"type":"image_url","image_url":{"url":"data:image/png;base64,` + img + `"}}]}]}`
+		},
+		"messages": func(m, text, img string) string {
+			return `{"model":"` + m + `","max_tokens":50,"messages":[{"role":"user","content":[{"type":"text","text":` + jstr(text) + `},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + img + `"}}]}]}`
+		},
+		"responses": func(m, text, img string) string {
+			return `{"model":"` + m + `","input":[{"role":"user","content":[{"type":"input_text","text":` + jstr(text) + `},{"type":"input_image","image_url":"data:image/png;base64,` + img + `"}]}]}`
+		},
+	}
+	for _, d := range guardDoors {
+		t.Run(d.name, func(t *testing.T) {
+			do := func(model, text, img string) (int, string) {
+				r := c.gw.Do(t, http.MethodPost, d.path, body[d.name](model, text, img), "anthropic-version", "2023-06-01")
+				return r.Status, string(r.Body)
+			}
+			ok := tinyPNG(t, d.name) // an image of its own: the verdict cache is the guardrail's, across doors
+			before := len(c.bedrock.Calls())
+			if status, b := do("bedrock-in", "look at this, "+d.name, ok); status != 200 {
+				t.Fatalf("an image that passes: %d %s", status, b)
+			}
+			calls := c.bedrock.Calls()[before:]
+			if len(calls) != 1 || len(calls[0].Images) != 1 || calls[0].Images[0].Format != "png" {
+				t.Fatalf("the image was not sent with the texts: %+v", calls)
+			}
+			if status, b := do("bedrock-in", "look again, "+d.name, ok); status != 200 {
+				t.Fatalf("the next turn: %d %s", status, b)
+			} else if calls := c.bedrock.Calls()[before+1:]; len(calls) != 1 || len(calls[0].Images) != 0 {
+				t.Errorf("an image already judged was sent again: %+v", calls)
+			}
+			status, b := do("bedrock-in", "and this, "+d.name, forbidden)
+			if status != 400 || !strings.Contains(b, "guardrail_blocked") || !strings.Contains(b, "content:VIOLENCE") {
+				t.Errorf("a forbidden image: %d %s", status, b)
+			}
+			armorBefore := len(c.armor.Calls())
+			if status, b := do("armor-in", "armor, "+d.name, forbidden); status != 200 {
+				t.Errorf("Model Armor judged an image: %d %s", status, b)
+			}
+			if len(c.armor.Calls()) == armorBefore {
+				t.Errorf("Model Armor was not asked about the text")
+			}
+		})
 	}
 }
