@@ -3,6 +3,7 @@ package admin
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/fngate/fngate/core/config"
@@ -10,9 +11,9 @@ import (
 )
 
 // checkGrant refuses a team-admin a key beyond its own: another team, any role, a model
-// outside its globs, another residency, a rate or budget above its own (compared as each is
-// enforced: the key's effective limits, key_defaults filling what it leaves unset). Other
-// principals are not bounded.
+// outside its globs, another residency, a rate or budget above its own, or without one of its
+// own guardrails (compared as each is enforced: the key's effective limits, key_defaults
+// filling what it leaves unset). Other principals are not bounded.
 func (h *Handler) checkGrant(p *Principal, k *keystore.Key) *apiError {
 	if p.Role != keystore.RoleTeamAdmin {
 		return nil
@@ -40,6 +41,13 @@ func (h *Handler) checkGrant(p *Principal, k *keystore.Key) *apiError {
 		}
 	}
 	mine, theirs := own.KeyLimits, h.cfg.KeyLimitsOf(&k.Key)
+	// A key's guardrails replace key_defaults', so a team-admin could otherwise issue keys
+	// checked less than its own.
+	for _, u := range h.cfg.KeyLimitsOf(own).Guardrails {
+		if !slices.Contains(theirs.Guardrails, u) {
+			return forbidden("exceeds_own_guardrails", fmt.Sprintf("a team-admin's keys carry its own guardrails; add {name: %s, on: %s, mode: %s}", u.Name, u.On, u.Mode))
+		}
+	}
 	if e := rateWithin("rate", mine.Rate, theirs.Rate); e != nil {
 		return e
 	}

@@ -95,6 +95,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, extra string, mod ...func(*admin.Options)) *fixture {
 	t.Helper()
+	return newFixtureWith(t, "", extra, mod...)
+}
+
+// newFixtureWith is newFixture with top added at the config's top level.
+func newFixtureWith(t *testing.T, top, extra string, mod ...func(*admin.Options)) *fixture {
+	t.Helper()
 	f := &fixture{t: t, keys: keystore.NewMemory(), history: counters.NewMemoryHistory(), routes: routestate.NewMemory(),
 		logs: &logBuffer{}, now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
 	opt := admin.Options{Keys: f.keys, History: f.history, Routes: f.routes, Now: func() time.Time { return f.now },
@@ -102,7 +108,7 @@ func newFixture(t *testing.T, extra string, mod ...func(*admin.Options)) *fixtur
 	for _, m := range mod {
 		m(&opt)
 	}
-	h, err := admin.New(testConfig(t, extra), opt)
+	h, err := admin.New(testConfigWith(t, top, extra), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

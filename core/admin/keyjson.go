@@ -29,16 +29,18 @@ type keyObject struct {
 	Rate           *jsonRate                   `json:"rate"`
 	Budget         *jsonBudget                 `json:"budget"`
 	PerModel       map[string]*jsonModelLimits `json:"per_model"`
-	ExpiresAt      *time.Time                  `json:"expires_at"`
-	Disabled       bool                        `json:"disabled"`
-	Deleted        bool                        `json:"deleted"`
-	CreatedAt      *time.Time                  `json:"created_at"`
-	CreatedBy      string                      `json:"created_by"`
-	UpdatedAt      *time.Time                  `json:"updated_at"`
-	UpdatedBy      string                      `json:"updated_by"`
-	Version        int64                       `json:"version"`
-	Source         string                      `json:"source"`
-	Key            string                      `json:"key,omitempty"`
+	// Guardrails are added to the models' own; null: key_defaults' apply.
+	Guardrails []jsonGuardrailUse `json:"guardrails"`
+	ExpiresAt  *time.Time         `json:"expires_at"`
+	Disabled   bool               `json:"disabled"`
+	Deleted    bool               `json:"deleted"`
+	CreatedAt  *time.Time         `json:"created_at"`
+	CreatedBy  string             `json:"created_by"`
+	UpdatedAt  *time.Time         `json:"updated_at"`
+	UpdatedBy  string             `json:"updated_by"`
+	Version    int64              `json:"version"`
+	Source     string             `json:"source"`
+	Key        string             `json:"key,omitempty"`
 }
 
 // jsonRate, jsonBudget and jsonModelLimits are config.Rate, config.Budget and
@@ -56,6 +58,37 @@ type jsonBudget struct {
 type jsonModelLimits struct {
 	Rate   *jsonRate   `json:"rate,omitempty"`
 	Budget *jsonBudget `json:"budget,omitempty"`
+}
+
+// jsonGuardrailUse is config.GuardrailUse: a configured guardrail attached to the key.
+type jsonGuardrailUse struct {
+	Name string `json:"name"`
+	On   string `json:"on,omitempty"`
+	Mode string `json:"mode,omitempty"`
+}
+
+// guardrailsJSON keeps nil apart from empty: a key with none of its own takes key_defaults',
+// one with an empty list adds nothing to its models'.
+func guardrailsJSON(us []config.GuardrailUse) []jsonGuardrailUse {
+	if us == nil {
+		return nil
+	}
+	out := make([]jsonGuardrailUse, len(us))
+	for i, u := range us {
+		out[i] = jsonGuardrailUse(u)
+	}
+	return out
+}
+
+func guardrailsConfig(us []jsonGuardrailUse) []config.GuardrailUse {
+	if us == nil {
+		return nil
+	}
+	out := make([]config.GuardrailUse, len(us))
+	for i, u := range us {
+		out[i] = config.GuardrailUse(u)
+	}
+	return out
 }
 
 func rateJSON(r *config.Rate) *jsonRate {
@@ -130,7 +163,8 @@ func storedKeyJSON(k *keystore.Key) *keyObject {
 		ID: k.ID, Name: k.Name, Team: k.Team, Owner: k.Owner, Description: k.Description, Role: k.Role,
 		Models: nonNil(k.Models), Residency: k.Residency, RequestProfile: k.RequestProfile,
 		Rate: rateJSON(k.Rate), Budget: budgetJSON(k.Budget), PerModel: perModelJSON(k.PerModel),
-		Disabled: k.Disabled, Deleted: k.Deleted, CreatedAt: utc(k.Created), CreatedBy: k.CreatedBy,
+		Guardrails: guardrailsJSON(k.Guardrails),
+		Disabled:   k.Disabled, Deleted: k.Deleted, CreatedAt: utc(k.Created), CreatedBy: k.CreatedBy,
 		UpdatedAt: utc(k.Updated), UpdatedBy: k.UpdatedBy, Version: k.Version, Source: sourceStore,
 	}
 	if k.ExpiresAt != nil {
@@ -143,7 +177,8 @@ func storedKeyJSON(k *keystore.Key) *keyObject {
 func configKeyJSON(k *config.Key) *keyObject {
 	return &keyObject{
 		ID: k.Name, Name: k.Name, Models: nonNil(k.Models), Residency: k.Residency, RequestProfile: k.RequestProfile,
-		Rate: rateJSON(k.Rate), Budget: budgetJSON(k.Budget), PerModel: perModelJSON(k.PerModel), Source: sourceConfig,
+		Rate: rateJSON(k.Rate), Budget: budgetJSON(k.Budget), PerModel: perModelJSON(k.PerModel),
+		Guardrails: guardrailsJSON(k.Guardrails), Source: sourceConfig,
 	}
 }
 

@@ -29,6 +29,7 @@ type keyFields struct {
 	Rate           opt[jsonRate]                    `json:"rate"`
 	Budget         opt[jsonBudget]                  `json:"budget"`
 	PerModel       opt[map[string]*jsonModelLimits] `json:"per_model"`
+	Guardrails     opt[[]jsonGuardrailUse]          `json:"guardrails"`
 	ExpiresAt      opt[string]                      `json:"expires_at"`
 	// Version, on a PATCH, is the version the caller read: another change since is a 409.
 	Version opt[int64] `json:"version"`
@@ -52,9 +53,12 @@ const (
 // validName is a key's name, team or residency label: what reads well in a log and a URL.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 
-// apply sets on k what f gives, checking each field; create says f makes a new key (name
-// required, version not taken).
-func (f *keyFields) apply(k *keystore.Key, now time.Time, create bool) *apiError {
+// Bounds of a key's guardrails: a few are what a key adds to its models'.
+const maxGuardrails = 16
+
+// apply sets on k what f gives, checking each field against cfg (the guardrails a key may
+// name); create says f makes a new key (name required, version not taken).
+func (f *keyFields) apply(cfg *config.Config, k *keystore.Key, now time.Time, create bool) *apiError {
 	if create && f.Version.set {
 		return badRequest("version", "unknown_field", "version is for PATCH: a new key is version 1")
 	}
@@ -143,6 +147,11 @@ func (f *keyFields) apply(k *keystore.Key, now time.Time, create bool) *apiError
 		}
 		k.PerModel = perModelConfig(f.PerModel.v)
 	}
+	if f.Guardrails.set {
+		if e := setGuardrails(cfg, k, f.Guardrails); e != nil {
+			return e
+		}
+	}
 	if err := k.KeyLimits.Validate("limits"); err != nil {
 		return badRequest(limitParam(err.Error()), "invalid_limits", err.Error())
 	}
@@ -165,6 +174,28 @@ func (f *keyFields) apply(k *keystore.Key, now time.Time, create bool) *apiError
 	if k.Role == keystore.RoleTeamAdmin && k.Team == "" {
 		return badRequest("team", "team_required", "a team-admin key needs the team it manages")
 	}
+	return nil
+}
+
+// setGuardrails sets the key's guardrails from g, each a configured guardrail, with on and
+// mode filled as the config fills a config key's. null clears them (key_defaults' apply);
+// [] is none beyond the models' own.
+func setGuardrails(cfg *config.Config, k *keystore.Key, g opt[[]jsonGuardrailUse]) *apiError {
+	if g.null {
+		k.Guardrails = nil
+		return nil
+	}
+	if len(g.v) > maxGuardrails {
+		return badRequest("guardrails", "too_many", fmt.Sprintf("guardrails holds at most %d", maxGuardrails))
+	}
+	uses := guardrailsConfig(g.v)
+	if uses == nil {
+		uses = []config.GuardrailUse{}
+	}
+	if err := cfg.CheckKeyGuardrails("guardrails", uses); err != nil {
+		return badRequest("guardrails", "invalid_guardrails", err.Error())
+	}
+	k.Guardrails = uses
 	return nil
 }
 
@@ -219,7 +250,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, p *Principal
 		}
 		k.Team = p.Team
 	}
-	if e := f.apply(k, now, true); e != nil {
+	if e := f.apply(h.cfg, k, now, true); e != nil {
 		h.fail(w, r, e)
 		return
 	}
@@ -475,7 +506,7 @@ func (h *Handler) patchKey(w http.ResponseWriter, r *http.Request, p *Principal)
 				return forbidden("other_team", "a team-admin keeps its keys in its own team ("+p.Team+")")
 			}
 		}
-		return f.apply(k, h.now(), false)
+		return f.apply(h.cfg, k, h.now(), false)
 	}, plain)
 }
 

@@ -160,3 +160,101 @@ func decodeJSON(t *testing.T, b []byte) map[string]any {
 	}
 	return m
 }
+
+// guardConfig defines the guardrails a key may name.
+const guardConfig = `guardrails:
+  pii: {kind: local, mask: [email]}
+  words: {kind: local, block: ["(?i)forbidden"]}
+`
+
+// TestKeyGuardrails: a stored key's guardrails are set on create and update, each a
+// configured guardrail, on and mode filled as the config fills a config key's; null clears
+// them (key_defaults' apply), [] adds none; anything else is a 400 naming what is wrong.
+func TestKeyGuardrails(t *testing.T) {
+	both := []any{map[string]any{"name": "pii", "on": "both", "mode": "block"}}
+	for _, tc := range []struct {
+		name       string
+		guardrails any // the field's value; absent when "absent"
+		want       int
+		shown      any    // the guardrails the answer shows
+		inMessage  string // 400: the message names it
+	}{
+		{"absent", "absent", http.StatusCreated, nil, ""},
+		{"null", nil, http.StatusCreated, nil, ""},
+		{"empty", []any{}, http.StatusCreated, []any{}, ""},
+		{"defaults filled", []any{map[string]any{"name": "pii"}}, http.StatusCreated, both, ""},
+		{"on and mode", []any{map[string]any{"name": "pii", "on": "input", "mode": "mask"}}, http.StatusCreated,
+			[]any{map[string]any{"name": "pii", "on": "input", "mode": "mask"}}, ""},
+		{"two", []any{map[string]any{"name": "pii"}, map[string]any{"name": "words", "on": "output"}}, http.StatusCreated,
+			[]any{both[0], map[string]any{"name": "words", "on": "output", "mode": "block"}}, ""},
+		{"unknown name", []any{map[string]any{"name": "nope"}}, http.StatusBadRequest, nil, `"nope"`},
+		{"bad on", []any{map[string]any{"name": "pii", "on": "sideways"}}, http.StatusBadRequest, nil, "sideways"},
+		{"bad mode", []any{map[string]any{"name": "pii", "mode": "shout"}}, http.StatusBadRequest, nil, "shout"},
+		{"mask on a guardrail that masks nothing", []any{map[string]any{"name": "words", "mode": "mask"}}, http.StatusBadRequest, nil, "words masks nothing"},
+		{"unknown field", []any{map[string]any{"name": "pii", "window": 3}}, http.StatusBadRequest, nil, "window"},
+		{"not a list", "pii", http.StatusBadRequest, nil, "guardrails"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixtureWith(t, guardConfig, "")
+			body := map[string]any{"name": "k"}
+			if tc.guardrails != "absent" {
+				body["guardrails"] = tc.guardrails
+			}
+			code, got, _ := f.do(http.MethodPost, "/admin/v1/keys", adminSecret, body)
+			if code != tc.want {
+				t.Fatalf("status %d, want %d: %v", code, tc.want, got)
+			}
+			if code != http.StatusCreated {
+				e := got["error"].(map[string]any)
+				if msg, _ := e["message"].(string); !strings.Contains(msg, tc.inMessage) {
+					t.Errorf("message %q does not name %s", msg, tc.inMessage)
+				}
+				return
+			}
+			id := got["id"].(string)
+			_, read, _ := f.do(http.MethodGet, "/admin/v1/keys/"+id, adminSecret, nil)
+			for _, o := range []map[string]any{got, read} {
+				if g, _ := json.Marshal(o["guardrails"]); string(g) != mustJSON(tc.shown) {
+					t.Errorf("shows guardrails %s, want %s", g, mustJSON(tc.shown))
+				}
+			}
+		})
+	}
+}
+
+// TestKeyGuardrailsUpdate: a PATCH changes a key's guardrails or clears them, and one that
+// names an unknown guardrail changes nothing.
+func TestKeyGuardrailsUpdate(t *testing.T) {
+	f := newFixtureWith(t, guardConfig, "")
+	_, made, _ := f.do(http.MethodPost, "/admin/v1/keys", adminSecret, map[string]any{"name": "k"})
+	id := made["id"].(string)
+	steps := []struct {
+		body  map[string]any
+		want  int
+		after string // the stored key's guardrails, as JSON
+	}{
+		{map[string]any{"guardrails": []any{map[string]any{"name": "words", "on": "input"}}}, http.StatusOK, `[{"Name":"words","On":"input","Mode":"block"}]`},
+		{map[string]any{"guardrails": []any{map[string]any{"name": "gone"}}}, http.StatusBadRequest, `[{"Name":"words","On":"input","Mode":"block"}]`},
+		{map[string]any{"owner": "ana"}, http.StatusOK, `[{"Name":"words","On":"input","Mode":"block"}]`},
+		{map[string]any{"guardrails": []any{}}, http.StatusOK, `[]`},
+		{map[string]any{"guardrails": nil}, http.StatusOK, `null`},
+	}
+	for i, s := range steps {
+		code, got, _ := f.do(http.MethodPatch, "/admin/v1/keys/"+id, adminSecret, s.body)
+		if code != s.want {
+			t.Fatalf("step %d: %d %v", i, code, got)
+		}
+		k, _ := f.keys.Get(context.Background(), id)
+		if g, _ := json.Marshal(k.Guardrails); string(g) != s.after {
+			t.Fatalf("step %d: stored %s, want %s", i, g, s.after)
+		}
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

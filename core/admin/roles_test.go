@@ -232,3 +232,36 @@ func TestStoredKeyRoles(t *testing.T) {
 		t.Errorf("a stored viewer made a key: %d", code)
 	}
 }
+
+// TestTeamAdminKeepsItsGuardrails: a key's guardrails replace key_defaults', so a team-admin
+// checked by a guardrail issues keys checked by it too, and may add more.
+func TestTeamAdminKeepsItsGuardrails(t *testing.T) {
+	pii := map[string]any{"name": "pii", "on": "both", "mode": "block"}
+	for _, tc := range []struct {
+		name       string
+		guardrails any // absent when nil
+		want       int
+	}{
+		{"its own", []any{pii}, http.StatusCreated},
+		{"its own, defaults left out", []any{map[string]any{"name": "pii"}}, http.StatusCreated},
+		{"its own and more", []any{pii, map[string]any{"name": "words"}}, http.StatusCreated},
+		{"none of its own", nil, http.StatusForbidden},
+		{"an empty list", []any{}, http.StatusForbidden},
+		{"its own, weaker", []any{map[string]any{"name": "pii", "mode": "log"}}, http.StatusForbidden},
+		{"its own, on input only", []any{map[string]any{"name": "pii", "on": "input"}}, http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixtureWith(t, guardConfig, "")
+			f.addKey(&keystore.Key{Key: config.Key{Name: "pay-admin", KeyLimits: config.KeyLimits{
+				Guardrails: []config.GuardrailUse{{Name: "pii", On: "both", Mode: "block"}}}}, Team: "payments", Role: keystore.RoleTeamAdmin}, teamAdminSecret)
+			body := map[string]any{"name": "k"}
+			if tc.guardrails != nil {
+				body["guardrails"] = tc.guardrails
+			}
+			code, got, _ := f.do(http.MethodPost, "/admin/v1/keys", teamAdminSecret, body)
+			if code != tc.want {
+				t.Fatalf("status %d, want %d: %v", code, tc.want, got)
+			}
+		})
+	}
+}

@@ -271,7 +271,8 @@ type Timeouts struct {
 	FirstByte Duration `yaml:"first_byte"`
 	// Idle bounds the gap between two streamed events once output has begun.
 	Idle Duration `yaml:"idle"`
-	// Total bounds one attempt from start to end.
+	// Total bounds one attempt from start to end, its output guardrails' checks included,
+	// and a request's input guardrails' checks, together, before its first attempt.
 	Total Duration `yaml:"total"`
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fngate/fngate/core/guardrail/local/builtin"
 )
 
 // Guardrail is a named content control (guardrails:), applied where models, keys and
@@ -61,7 +63,7 @@ const (
 )
 
 // What the local masker recognizes (mask:).
-var LocalPII = []string{"email", "phone", "card", "iban", "api_key"}
+var LocalPII = slices.Clone(builtin.Names[:])
 
 // Where a guardrail applies (on:) and what it does (mode:).
 const (
@@ -139,7 +141,6 @@ var guardrailCommon = []string{"kind", "on_error", "timeout", "stream_window", "
 var (
 	armorTemplate   = lazyRegexp(`^projects/[^/]+/locations/([^/]+)/templates/[^/]+$`)
 	deidentifyName  = lazyRegexp(`^projects/[^/]+/locations/[^/]+/deidentifyTemplates/[^/]+$`)
-	patternName     = lazyRegexp(`^[a-z][a-z0-9_]{0,31}$`)
 	bedrockVersion  = lazyRegexp(`^(DRAFT|[1-9][0-9]{0,7})$`)
 	guardrailNaming = lazyRegexp(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
 )
@@ -246,9 +247,15 @@ func (g *Guardrail) validateLocal(p string, bad *problems) {
 			bad.add(fmt.Sprintf("%s.mask[%d]", p, i), " must be one of %s, got %q", strings.Join(LocalPII, ", "), m)
 		}
 	}
+	// The rules of pattern names are the masker's own (builtin is a leaf, so the one rule is
+	// checked here at load and again by local.New).
+	if n := len(g.MaskPatterns); n > builtin.MaxPatterns {
+		bad.add(p+".mask_patterns", ": at most %d patterns, got %d", builtin.MaxPatterns, n)
+	}
+	set, _ := builtin.SetOf(g.Mask)
 	for name, re := range g.MaskPatterns {
-		if !patternName().MatchString(name) || slices.Contains(LocalPII, name) {
-			bad.add(p+".mask_patterns."+name, ": a pattern name is lower-case letters, digits and '_' (at most 32), and not one of the built-in %s", strings.Join(LocalPII, ", "))
+		if err := set.CheckName(name); err != nil {
+			bad.add(p+".mask_patterns."+name, ": %v", err)
 		}
 		if err := compileGuardPattern(re); err != nil {
 			bad.add(p+".mask_patterns."+name, ": %v", err)
@@ -288,6 +295,10 @@ func (c *Config) checkUse(p string, u *GuardrailUse, embedding bool, bad *proble
 			names = append(names, n)
 		}
 		slices.Sort(names)
+		if len(names) == 0 {
+			bad.add(p+".name", ": no guardrail %q is defined (the config defines no guardrails)", u.Name)
+			return
+		}
 		bad.add(p+".name", ": no guardrail %q is defined (guardrails: %s)", u.Name, strings.Join(names, ", "))
 		return
 	}
@@ -318,6 +329,18 @@ func (c *Config) checkUse(p string, u *GuardrailUse, embedding bool, bad *proble
 	default:
 		bad.add(p+".mode", " must be block, mask or log, got %q", u.Mode)
 	}
+}
+
+// CheckKeyGuardrails checks the guardrail uses of a key made at run time (a stored key, which
+// the admin API changes without a config load) as validation checks a config key's, and
+// fills what they leave out (on: both, mode: block). field names the list in the error
+// ("guardrails"); an unknown guardrail is named in it with the configured ones.
+func (c *Config) CheckKeyGuardrails(field string, uses []GuardrailUse) error {
+	bad := &problems{}
+	for i := range uses {
+		c.checkUse(fmt.Sprintf("%s[%d]", field, i), &uses[i], false, bad)
+	}
+	return bad.err()
 }
 
 // GuardrailsOf is what applies to a request by a key with limits k (nil: no key) to m: the

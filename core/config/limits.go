@@ -18,8 +18,9 @@ type Rate struct {
 	ToolCallsPerMinute int64 `yaml:"tool_calls_per_minute"`
 }
 
-// Budget caps what a key may spend on priced models, in USD per UTC day and per UTC calendar
-// month. Zero or absent is no limit.
+// Budget caps what a key may spend on priced models (and on any model a cloud guardrail,
+// which charges, checks), in USD per UTC day and per UTC calendar month. Zero or absent is
+// no limit.
 type Budget struct {
 	USDPerDay   float64 `yaml:"usd_per_day"`
 	USDPerMonth float64 `yaml:"usd_per_month"`

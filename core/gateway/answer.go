@@ -20,7 +20,7 @@ func (q *request) answer(routes []*route) {
 		a.answered(ans)
 		a.outChars = answerChars(ans)
 		a.usage = &ans.Usage
-		if oe := q.guardAnswer(ans); oe != nil {
+		if oe := q.guardAnswer(a, ans); oe != nil {
 			a.finishError(oe)
 			q.fail(a.rt, oe)
 			return nil

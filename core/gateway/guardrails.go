@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -88,14 +89,23 @@ type guardState struct {
 }
 
 // usesOf is what applies to a request by k to m: the model's uses, then the key's own (else
-// key_defaults'), each once, split by direction.
-func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use) {
+// key_defaults'), each once, split by direction. gs may be nil (no guardrail configured).
+// A stored key may name a guardrail the config no longer has (the admin API checked it
+// against the config of its day): the request is refused, as a guardrail that cannot check
+// is by default, rather than served unchecked.
+func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use, oe *llm.Error) {
 	extra := []config.GuardrailUse(nil)
 	if k != nil {
 		extra = k.Guardrails
-		if extra == nil {
+		if extra == nil && gs != nil {
 			extra = gs.keyDefaults
 		}
+	}
+	if gs == nil {
+		if len(extra) > 0 {
+			return nil, nil, unconfiguredGuardrail(extra[0].Name)
+		}
+		return nil, nil, nil
 	}
 	all := m.cfg.Guardrails
 	if len(extra) > 0 {
@@ -107,7 +117,11 @@ func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use) {
 		}
 	}
 	for _, u := range all {
-		use := guardrail.Use{Guard: gs.byName[u.Name], Mode: u.Mode}
+		g := gs.byName[u.Name]
+		if g == nil {
+			return nil, nil, unconfiguredGuardrail(u.Name)
+		}
+		use := guardrail.Use{Guard: g, Mode: u.Mode}
 		if u.Input() {
 			in = append(in, use)
 		}
@@ -115,7 +129,25 @@ func (gs *guardrails) usesOf(m *model, k *clientKey) (in, out []guardrail.Use) {
 			out = append(out, use)
 		}
 	}
-	return in, out
+	return in, out, nil
+}
+
+// charge reports whether a request by k to m may be charged by its guardrails: the cloud
+// services meter their calls; the local kind is free.
+func (gs *guardrails) charge(m *model, k *clientKey) bool {
+	in, out, _ := gs.usesOf(m, k)
+	for _, u := range slices.Concat(in, out) {
+		if u.Kind != config.GuardrailLocal {
+			return true
+		}
+	}
+	return false
+}
+
+// unconfiguredGuardrail refuses a request by a key whose guardrail is not in the config.
+func unconfiguredGuardrail(name string) *llm.Error {
+	return &llm.Error{Status: http.StatusServiceUnavailable, Type: llm.TypeServiceUnavailable, Code: "guardrail_unavailable",
+		Message: "guardrail " + name + " of this key is not in the gateway's config, so its requests cannot be checked; an administrator must configure it or change the key"}
 }
 
 // partitionNames are the uses as the response cache's key names them: answers checked
@@ -138,11 +170,11 @@ func (s *guardState) partitionNames() []string {
 // when the client has been answered (a block, a guardrail that failed closed, a request
 // output guardrails cannot read).
 func (q *request) guardInput() bool {
-	gs := q.g.guardrails
-	if gs == nil {
-		return true
+	in, out, oe := q.g.guardrails.usesOf(q.m, q.rc.key)
+	if oe != nil {
+		q.refuse(oe)
+		return false
 	}
-	in, out := gs.usesOf(q.m, q.rc.key)
 	if len(in)+len(out) == 0 {
 		return true
 	}
@@ -159,11 +191,11 @@ func (q *request) guardInput() bool {
 	if len(in) == 0 {
 		return true
 	}
-	texts := guardrail.TextsOf(q.req)
-	if texts.Len() == 0 {
+	texts, images := guardrail.TextsOf(q.req), guardrail.ImagesOf(q.req)
+	if texts.Len() == 0 && len(images) == 0 {
 		return true
 	}
-	cur, ok := q.runInput(texts.Texts())
+	cur, ok := q.runInput(texts.Texts(), images)
 	if ok {
 		texts.PutBack(q.req, cur)
 	}
@@ -172,11 +204,11 @@ func (q *request) guardInput() bool {
 
 // guardEmbeddings runs the input guardrails on an embeddings request's texts.
 func (q *request) guardEmbeddings(req *llm.EmbedRequest) bool {
-	gs := q.g.guardrails
-	if gs == nil {
-		return true
+	in, _, oe := q.g.guardrails.usesOf(q.m, q.rc.key)
+	if oe != nil {
+		q.refuse(oe)
+		return false
 	}
-	in, _ := gs.usesOf(q.m, q.rc.key)
 	if len(in) == 0 {
 		return true
 	}
@@ -185,18 +217,22 @@ func (q *request) guardEmbeddings(req *llm.EmbedRequest) bool {
 		q.refuse(llm.BadRequest("input", "the guardrails of "+q.rc.model+" read text, and token ids cannot be read: send the input as strings"))
 		return false
 	}
-	cur, ok := q.runInput(req.Input)
+	cur, ok := q.runInput(req.Input, nil)
 	if ok {
 		req.Input = cur
 	}
 	return ok
 }
 
-// runInput runs the input uses in order on texts; ok false when the client has been
-// answered.
-func (q *request) runInput(texts []string) (out []string, ok bool) {
+// runInput runs the input uses in order on texts, and on images where a use's service takes
+// them; ok false when the client has been answered. The model's total bounds them all together, as it bounds an attempt: a guardrail
+// slower than the request may take has timed out, and its on_error decides, before any
+// attempt begins with a total of its own.
+func (q *request) runInput(texts []string, images []guardrail.Image) (out []string, ok bool) {
+	ctx, cancel := context.WithTimeoutCause(q.r.Context(), q.m.timeouts.Total.D(), errGuardTotal)
+	defer cancel()
 	for _, u := range q.guard.in {
-		o := u.Run(q.r.Context(), guardrail.Input, texts)
+		o := u.RunWith(ctx, guardrail.Input, texts, images)
 		q.decided(o.Decision)
 		switch {
 		case o.Failed != nil && q.clientGone():
@@ -231,10 +267,14 @@ func outputUncheckable(req *llm.Request, model string) *llm.Error {
 	return nil
 }
 
-// guardAnswer runs the output guardrails on a whole answer: a mask changes it, a block
-// withholds it (it ends as a content filter ends it). It returns the client's error when a
-// guardrail failed closed.
-func (q *request) guardAnswer(ans *llm.Answer) *llm.Error {
+// errGuardTotal ends the input guardrails' checks when the model's total runs out.
+var errGuardTotal = fmt.Errorf("the guardrails' checks exceeded the total timeout: %w", context.DeadlineExceeded)
+
+// guardAnswer runs the output guardrails on a whole answer of attempt a: a mask changes it, a
+// block withholds it (it ends as a content filter ends it). It returns the client's error
+// when a guardrail failed closed. The checks run under the attempt's context, so its total
+// bounds them as it bounds a stream's (guardStream).
+func (q *request) guardAnswer(a *attempt, ans *llm.Answer) *llm.Error {
 	s := q.guard
 	if s == nil || len(s.out) == 0 {
 		return nil
@@ -245,7 +285,7 @@ func (q *request) guardAnswer(ans *llm.Answer) *llm.Error {
 		return nil
 	}
 	for _, u := range s.out {
-		o := u.Run(q.r.Context(), guardrail.Output, cur)
+		o := u.Run(a.ctx, guardrail.Output, cur)
 		q.decided(o.Decision)
 		switch {
 		case o.Failed != nil:

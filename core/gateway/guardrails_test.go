@@ -2,15 +2,24 @@ package gateway_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fngate/fngate/core/admin"
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/counters"
 	"github.com/fngate/fngate/core/gateway"
 	"github.com/fngate/fngate/core/guardrail"
+	"github.com/fngate/fngate/core/keystore"
 	"github.com/fngate/fngate/internal/gatewaytest"
 )
 
@@ -234,5 +243,233 @@ models:
 	}
 	for _, l := range gw.logs.Lines(t, "provider_error") {
 		t.Errorf("a guardrail's failure was logged as the provider's: %v", l)
+	}
+}
+
+// slowOn is a checker slow on texts that contain a word, and quick on the rest.
+type slowOn struct {
+	word  string
+	delay time.Duration
+}
+
+func (c slowOn) Check(ctx context.Context, src guardrail.Source, texts []string) (guardrail.Verdict, error) {
+	for _, t := range texts {
+		if strings.Contains(t, c.word) {
+			return slowChecker{delay: c.delay}.Check(ctx, src, texts)
+		}
+	}
+	return guardrail.Verdict{Action: guardrail.Pass}, nil
+}
+
+// TestGuardrailSlowerThanTheTimeLimit: the model's total bounds its guardrails' checks the
+// way it bounds an attempt, on input and on output, whole answer and stream, on every door:
+// a guardrail still checking when it runs out has timed out, and on_error decides (closed:
+// 503 guardrail_unavailable before any output, the door's error event after it; open: the
+// request goes on unchecked). Before, only a stream's output checks ran under the attempt's
+// deadline; a whole answer, and every input check, waited the guardrail out.
+func TestGuardrailSlowerThanTheTimeLimit(t *testing.T) {
+	const cfg = `
+auth: none
+connections:
+  mock: {kind: mock}
+guardrails:
+  slow-closed: {kind: bedrock, id: gr-1, version: "1", stream_window: 100, stream_overlap: 20}
+  slow-open: {kind: bedrock, id: gr-2, version: "1", stream_window: 100, stream_overlap: 20, on_error: open}
+models:
+  closed-input: {timeouts: {total: 150ms}, guardrails: [{name: slow-closed, on: input}], routes: [{connection: mock, model: echo}]}
+  closed-output: {timeouts: {total: 150ms}, guardrails: [{name: slow-closed, on: output}], routes: [{connection: mock, model: echo}]}
+  open-input: {timeouts: {total: 150ms}, guardrails: [{name: slow-open, on: input}], routes: [{connection: mock, model: echo}]}
+  open-output: {timeouts: {total: 150ms}, guardrails: [{name: slow-open, on: output}], routes: [{connection: mock, model: echo}]}
+`
+	// The guardrail's own timeout (2 s by default) is longer than it takes: only the model's
+	// total can stop it.
+	const slow = 1500 * time.Millisecond
+	gw := newGateway(t, cfg, func(o *gateway.Options) {
+		o.Guardrails = func(*config.Guardrail) (guardrail.Checker, error) { return slowOn{word: "SLOW", delay: slow}, nil }
+	})
+	// Long enough that a stream's first windows pass, and the client has been sent them,
+	// before the window with the slow word is checked.
+	long := strings.Repeat("lorem ipsum dolor ", 30)
+	unavailable := map[string]int{"chat": 503, "messages": 529, "responses": 503} // the Messages door's overloaded_error
+	cases := []struct {
+		model      string
+		text       string
+		streamOnly bool
+		failed     bool // on_error closed: refused, or the stream ended with the door's error event
+	}{
+		{model: "closed-input", text: "SLOW tell me", failed: true},
+		{model: "closed-output", text: "SLOW tell me", failed: true},
+		{model: "open-input", text: "SLOW tell me"},
+		{model: "open-output", text: "SLOW tell me"},
+		{model: "closed-output", text: long + "SLOW tell me", streamOnly: true, failed: true},
+		{model: "open-output", text: long + "SLOW tell me", streamOnly: true},
+	}
+	onEveryDoor(t, func(t *testing.T, d guardDoor, stream bool) {
+		for i, c := range cases {
+			if c.streamOnly && !stream {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%d", c.model, i), func(t *testing.T) {
+				// A text of its own each time: the guardrail's verdict cache would otherwise
+				// answer the later checks.
+				text := c.text + " about " + t.Name()
+				start := time.Now()
+				r := gw.Do(t, http.MethodPost, d.path, d.body(c.model, text, stream), "anthropic-version", "2023-06-01")
+				took := time.Since(start)
+				body := string(r.Body)
+				switch {
+				case c.failed && c.streamOnly:
+					// The client had the first windows: the stream ends with the door's error.
+					if r.Status != 200 || !strings.Contains(body, "lorem") || !strings.Contains(body, "slow-closed could not check") || strings.Contains(body, "SLOW") {
+						t.Errorf("%d %s, want a stream ended by the guardrail's failure", r.Status, body)
+					}
+				case c.failed:
+					if r.Status != unavailable[d.name] || !strings.Contains(body, "slow-closed could not check") {
+						t.Errorf("%d %s, want %d naming the guardrail", r.Status, body, unavailable[d.name])
+					}
+				default:
+					if r.Status != 200 || !strings.Contains(body, "SLOW") || !strings.Contains(body, "tell") {
+						t.Errorf("%d %s, want the answer unchecked", r.Status, body)
+					}
+				}
+				if took > slow/2 {
+					t.Errorf("answered after %v: the guardrail was waited out past the 150ms total", took)
+				}
+			})
+		}
+	})
+	for _, l := range gw.logs.Lines(t, "request") {
+		timedOut := false
+		for _, g := range l["guardrails"].([]any) {
+			m := g.(map[string]any)
+			timedOut = timedOut || m["error"] == guardrail.ErrTimeout
+		}
+		if !timedOut {
+			t.Errorf("request line %v: no guardrail decision that timed out", l["guardrails"])
+		}
+	}
+}
+
+// TestStoredKeyGuardrailsFromTheAdminAPI: a key made through the admin API with guardrails
+// has them applied on top of its model's, as a config key's are; a stored key naming a
+// guardrail the config no longer has is refused, never served unchecked.
+func TestStoredKeyGuardrailsFromTheAdminAPI(t *testing.T) {
+	const adminSecret = "sk-admin-guard-test-0123456789"
+	sum := sha256.Sum256([]byte(adminSecret))
+	yaml := `
+keys:
+  - {name: ops, value: sk-config-ops-0123456789}
+connections: {mock: {kind: mock}}
+guardrails:
+  pii: {kind: local, mask: [email]}
+  words: {kind: local, block: ["(?i)forbidden"]}
+models:
+  m: {routes: [{connection: mock, model: echo}]}
+key_store: {store: memory}
+admin:
+  keys: [{name: root, sha256: "` + hex.EncodeToString(sum[:]) + `", role: admin}]
+`
+	clock := newKeyClock()
+	store := keystore.NewMemory()
+	g := storedKeysGateway(t, yaml, store, clock)
+	cfg, err := config.Parse(context.Background(), []byte(yaml), config.Options{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := admin.New(cfg, admin.Options{Keys: store, Now: clock.Now, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(t *testing.T, body string) string {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, "/admin/v1/keys", strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+adminSecret)
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, r)
+		var made struct{ Key string }
+		if err := json.Unmarshal(w.Body.Bytes(), &made); err != nil || w.Code != http.StatusCreated {
+			t.Fatalf("create: %d %s", w.Code, w.Body)
+		}
+		suiteSecrets.Store(made.Key, true)
+		return made.Key
+	}
+	masked := create(t, `{"name":"masked","guardrails":[{"name":"pii","on":"input","mode":"mask"}]}`)
+	blocked := create(t, `{"name":"blocked","guardrails":[{"name":"words"}]}`)
+	plain := create(t, `{"name":"plain"}`)
+	stale, _ := keyAdmin{t, store, clock.Now}.create("stale", func(k *keystore.Key) {
+		k.Guardrails = []config.GuardrailUse{{Name: "removed", On: "both", Mode: "block"}}
+	})
+	for _, tc := range []struct {
+		name, secret, text string
+		status             int
+		want, notWant      string
+	}{
+		{"input masked", masked, "mail alice@example.com", 200, "[EMAIL]", "alice@example.com"},
+		{"input blocked", blocked, "say forbidden things", 400, "guardrail_blocked", "things"},
+		{"no guardrail of its own", plain, "mail alice@example.com forbidden", 200, "alice@example.com", "guardrail"},
+		{"a guardrail the config lost", stale, "hi", 503, "guardrail removed of this key is not in the gateway's config", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.Chat(t, `{"model":"m","messages":[{"role":"user","content":`+jstr(tc.text)+`}]}`, "Authorization", "Bearer "+tc.secret)
+			body := string(r.Body)
+			if r.Status != tc.status || !strings.Contains(body, tc.want) || tc.notWant != "" && strings.Contains(body, tc.notWant) {
+				t.Errorf("%d %s, want %d with %q", r.Status, body, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// pricedChecker passes everything at a price per call.
+type pricedChecker struct{ usd float64 }
+
+func (c pricedChecker) Check(context.Context, guardrail.Source, []string) (guardrail.Verdict, error) {
+	return guardrail.Verdict{Action: guardrail.Pass, Units: 1, CostUSD: c.usd}, nil
+}
+
+// TestGuardrailChargeReachesTheKeysSpend: what a guardrail's calls cost is the key's spend,
+// on a model that is itself free too, so a budget holds against it: each request here costs
+// $0.004 a check, and the key's $0.01 a day runs out.
+func TestGuardrailChargeReachesTheKeysSpend(t *testing.T) {
+	const cfg = `
+keys:
+  - {name: app, value: ` + limitedKey + `, budget: {usd_per_day: 0.01}}
+connections: {mock: {kind: mock}}
+guardrails:
+  paid: {kind: bedrock, id: gr-1, version: "1"}
+models:
+  in: {guardrails: [{name: paid, on: input}], routes: [{connection: mock, model: echo}]}
+  both: {guardrails: [{name: paid, on: both}], routes: [{connection: mock, model: echo}]}
+`
+	for _, tc := range []struct {
+		model     string
+		perCall   int64 // nano-USD one request adds to the key's spend
+		refusedAt int   // the first request the budget refuses (1-based)
+	}{
+		{"in", 4_000_000, 4},   // 0.004, 0.008, 0.012: the fourth is refused
+		{"both", 8_000_000, 3}, // input and output checked: 0.008, 0.016
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			store := newSettling(counters.NewMemory())
+			gw := newGateway(t, cfg, limited(store), func(o *gateway.Options) {
+				o.Guardrails = func(*config.Guardrail) (guardrail.Checker, error) { return pricedChecker{usd: 0.004}, nil }
+			})
+			for i := 1; i <= tc.refusedAt; i++ {
+				// A text of its own each time: a cached verdict costs nothing.
+				r := gw.Chat(t, `{"model":"`+tc.model+`","messages":[{"role":"user","content":"turn `+fmt.Sprint(i)+`"}]}`, "Authorization", "Bearer "+limitedKey)
+				if i == tc.refusedAt {
+					if r.Status != http.StatusTooManyRequests || r.ErrorObject(t)["code"] != "budget_exceeded" {
+						t.Fatalf("request %d: %d %s, want budget_exceeded", i, r.Status, r.Body)
+					}
+					break
+				}
+				if r.Status != 200 {
+					t.Fatalf("request %d: %d %s", i, r.Status, r.Body)
+				}
+				store.wait(t)
+				if spent := store.read(t, "app").Value("", counters.SpendDay); spent != int64(i)*tc.perCall {
+					t.Fatalf("after request %d the key spent %d nano-USD, want %d", i, spent, int64(i)*tc.perCall)
+				}
+			}
+		})
 	}
 }

@@ -81,6 +81,10 @@ type lease struct {
 	reservedUSD, usedUSD int64 // nano-USD
 	// guarded: guardrail calls were charged, which count as spend on a free model too.
 	guarded bool
+	// metered: a guardrail that charges (a cloud service) applies, so the key's budget is
+	// checked at admission even on a free model: its charges are the key's spend, and a key
+	// past its budget must not run up more of it.
+	metered bool
 }
 
 // newLimiter returns the limiter of keys, nil when none has a limit and no stored key
@@ -154,7 +158,8 @@ func (q *request) admitLimits(in, out int) bool {
 	if len(rules) == 0 {
 		return true
 	}
-	ls := &lease{key: rc.key.ID, rules: rules, priced: m.cfg.Priced(), input: in, reservedTok: int64(in + out)}
+	ls := &lease{key: rc.key.ID, rules: rules, priced: m.cfg.Priced(), input: in, reservedTok: int64(in + out),
+		metered: g.guardrails.charge(m, rc.key)}
 	if ls.priced {
 		usd, _ := cost(m.cfg.Price, &llm.Usage{InputTokens: &in, OutputTokens: &out})
 		ls.reservedUSD = nanoUSD(usd)
@@ -212,7 +217,7 @@ func (ls *lease) amounts() []counters.Amount {
 		out = append(out,
 			limited(ru.scope, counters.Requests, 1, ru.rpm-1, ru.rpm > 0),
 			limited(ru.scope, counters.Tokens, ls.reservedTok, ru.tpm-ls.reservedTok, ru.tpm > 0))
-		if ls.priced {
+		if ls.priced || ls.metered {
 			out = append(out,
 				limited(ru.scope, counters.SpendDay, ls.reservedUSD, ru.day-1, ru.day > 0),
 				limited(ru.scope, counters.SpendMonth, ls.reservedUSD, ru.mon-1, ru.mon > 0))
@@ -308,7 +313,7 @@ func refusal(rc *requestCtx, ls *lease, c counters.Counts, now time.Time) *llm.E
 			limit int64
 			span  string
 		}{{counters.SpendDay, ru.day, "daily"}, {counters.SpendMonth, ru.mon, "monthly"}} {
-			if ls.priced && b.limit > 0 && c.Value(ru.scope, b.k) >= b.limit {
+			if (ls.priced || ls.metered) && b.limit > 0 && c.Value(ru.scope, b.k) >= b.limit {
 				return &llm.Error{Status: http.StatusTooManyRequests, Type: typeInsufficientQuota, Code: "budget_exceeded", NoRetry: true,
 					Message: fmt.Sprintf("Key %s has spent $%.4f of its %s budget of $%.2f%s; it renews at %s.",
 						rc.key.Name, float64(c.Value(ru.scope, b.k))/1e9, b.span, float64(b.limit)/1e9, onModels(ru), c.Windows.End(b.k).Format(time.RFC3339))}

@@ -101,7 +101,7 @@ func (q *request) committed(s *streaming) {
 	w.events = s.enc
 	w.WriteHeader(http.StatusOK)
 
-	sw := newSSEWriter(w, a.deadline)
+	sw := newSSEWriter(w, a.deadline.Add(lastEventsGrace))
 	st := s.st
 	pending, _ := st.(llm.Pending)
 	var calls toolCalls
@@ -204,15 +204,22 @@ func (q *request) endStream(s *streaming, sw *sseWriter, werr error, failed *pro
 	}
 }
 
+// lastEventsGrace is how long past its total a stream's writes may take: enough to send what
+// was in hand when total came and the event that ends the stream, so a client learns that
+// total (or a guardrail's check that ran up to it) ended its stream rather than seeing the
+// connection cut. An output guardrail can hold a whole short answer until total, and with
+// on_error: open that answer is sent after it.
+const lastEventsGrace = time.Second
+
 // sseWriter writes and flushes events: neither the gateway nor the platform holds tokens
 // back. Writes are flushed before the gateway waits on the upstream (see committed), so a
 // burst of events the upstream had in hand costs one flush, not one per event.
 //
-// Its writes carry the attempt's total deadline where the platform's writer takes one
-// (net/http's does; the deadline is absolute, so once covers every write, and net/http clears
-// it after the request). A client that stops reading fills its TCP window and blocks the
-// write; only a deadline returns it, so the attempt ends at total on the client's side as on
-// the upstream's, and its slot is freed. Lambda's writer takes none; there the function
+// Its writes carry the attempt's total deadline, plus lastEventsGrace, where the platform's
+// writer takes one (net/http's does; the deadline is absolute, so once covers every write,
+// and net/http clears it after the request). A client that stops reading fills its TCP
+// window and blocks the write; only a deadline returns it, so the attempt ends at total on
+// the client's side as on the upstream's (give or take the grace), and its slot is freed. Lambda's writer takes none; there the function
 // timeout ends the invocation.
 type sseWriter struct {
 	w     http.ResponseWriter

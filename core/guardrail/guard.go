@@ -57,9 +57,15 @@ type Outcome struct {
 // Run checks texts going src's way and applies the use's mode and on_error to the verdict.
 // The texts are not changed; the outcome's are the ones to send on.
 func (u Use) Run(ctx context.Context, src Source, texts []string) Outcome {
+	return u.RunWith(ctx, src, texts, nil)
+}
+
+// RunWith is Run with the images that go with the texts, judged in the same call when the
+// service takes images (ImageChecker) and left alone when it does not.
+func (u Use) RunWith(ctx context.Context, src Source, texts []string, images []Image) Outcome {
 	start := time.Now()
 	d := record.Guardrail{Name: u.Name, On: src.String(), Mode: u.Mode}
-	v, checks, cached, err := u.check(ctx, src, texts)
+	v, checks, cached, err := u.check(ctx, src, texts, images)
 	d.Latency, d.Checks, d.Cached, d.Units, d.CostUSD = time.Since(start), checks, cached, v.Units, v.CostUSD
 	out := Outcome{Texts: texts}
 	if err != nil {
@@ -97,8 +103,19 @@ func (u Use) Run(ctx context.Context, src Source, texts []string) Outcome {
 // check asks the service about the texts its verdict cache does not know, under the guard's
 // time bound, and puts the answers together with the cached ones. checks counts the calls
 // made (0 when the cache knew every text), cached the texts the cache answered.
-func (u Use) check(ctx context.Context, src Source, texts []string) (v Verdict, checks, cached int, err error) {
+func (u Use) check(ctx context.Context, src Source, texts []string, images []Image) (v Verdict, checks, cached int, err error) {
 	vc := u.verdicts
+	ic, _ := u.checker.(ImageChecker)
+	var freshImages []Image
+	if ic != nil {
+		for _, im := range images {
+			if _, ok := vc.getImage(src, im); ok {
+				cached++
+				continue
+			}
+			freshImages = append(freshImages, im)
+		}
+	}
 	var fresh []string
 	var where []int // index in texts of each fresh text
 	var known []cachedVerdict
@@ -122,15 +139,20 @@ func (u Use) check(ctx context.Context, src Source, texts []string) (v Verdict, 
 			}
 		}
 	}
-	if len(fresh) > 0 {
+	if len(fresh) > 0 || len(freshImages) > 0 {
 		cctx, cancel := context.WithTimeout(ctx, u.timeout)
-		v, err = u.checker.Check(cctx, src, fresh)
-		late := cctx.Err() != nil && ctx.Err() == nil
+		if len(freshImages) > 0 {
+			v, err = ic.CheckImages(cctx, src, fresh, freshImages)
+		} else {
+			v, err = u.checker.Check(cctx, src, fresh)
+		}
+		late := cctx.Err()
 		cancel()
 		checks = 1
-		if err == nil && late {
-			// A checker that answered as its deadline passed may have cut its work short.
-			err = &Error{Kind: ErrTimeout, Message: "the guardrail did not answer within " + u.timeout.String()}
+		if err == nil && late != nil {
+			// A checker that answered as its deadline passed (its own, or the request's) may
+			// have cut its work short.
+			err = &Error{Kind: KindOf(late), Message: "the guardrail did not answer within its time (" + u.timeout.String() + ", or what the request had left)", Err: late}
 		}
 		if err != nil {
 			return Verdict{}, checks, cached, err
@@ -148,6 +170,9 @@ func (u Use) check(ctx context.Context, src Source, texts []string) (v Verdict, 
 		masked = masked || cv.masked != nil
 	}
 	if vc != nil {
+		for _, im := range freshImages {
+			vc.putImage(src, im) // it did not block: an image passes or blocks
+		}
 		for j, t := range fresh {
 			cv := cachedVerdict{categories: v.Categories}
 			if v.Action == Mask && v.Masked[j] != t {

@@ -6,6 +6,7 @@
 //	guard.go      Guard: a configured guardrail, its mode, on_error and time bound applied
 //	verdicts.go   the verdict cache: texts already checked are not sent again
 //	request.go    the texts of a request (system, messages, tool results), masks put back
+//	images.go     the images of a request, for the services that take them (ImageChecker)
 //	stream.go     a stream checked in overlapping windows, held back by at most one
 //
 // The kinds live in packages of their own (local, bedrockguard, modelarmor), so a binary

@@ -9,7 +9,8 @@ import (
 
 // The texts of a request, as input guardrails read them: the system instructions, every
 // message's text, tool calls' arguments and tool results (string or text blocks), and a
-// completion's prompt. Not read: images (no service here is sent images), thinking (it must
+// completion's prompt. Images are not texts: a service that takes them is sent them apart
+// (images.go). Not read: thinking (it must
 // go back to the model that signed it unmodified, and it was the model's own output), and
 // the blocks only Anthropic routes carry (documents, server tools' results), which the
 // gateway keeps verbatim.

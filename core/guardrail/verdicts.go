@@ -44,8 +44,37 @@ func verdictKey(src Source, text string) [sha256.Size]byte {
 	return k
 }
 
+// imageKey is an image's key: its format and bytes under a direction byte no text's key
+// starts with.
+func imageKey(src Source, im Image) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte{0x80 | byte(src)})
+	h.Write([]byte(im.Format))
+	h.Write([]byte{0})
+	h.Write(im.Data)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// getImage reports whether im passed before; v may be nil (no cache).
+func (v *verdicts) getImage(src Source, im Image) (cachedVerdict, bool) {
+	if v == nil {
+		return cachedVerdict{}, false
+	}
+	return v.getKey(imageKey(src, im))
+}
+
+// putImage remembers that im passed.
+func (v *verdicts) putImage(src Source, im Image) {
+	v.putKey(imageKey(src, im), cachedVerdict{}, sha256.Size+16)
+}
+
 func (v *verdicts) get(src Source, text string) (cachedVerdict, bool) {
-	k := verdictKey(src, text)
+	return v.getKey(verdictKey(src, text))
+}
+
+func (v *verdicts) getKey(k [sha256.Size]byte) (cachedVerdict, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	cv, ok := v.entries[k]
@@ -60,7 +89,10 @@ func (v *verdicts) put(src Source, text string, cv cachedVerdict) {
 	if size > v.maxB/16 {
 		return // one text may not take a sixteenth of the cache
 	}
-	k := verdictKey(src, text)
+	v.putKey(verdictKey(src, text), cv, size)
+}
+
+func (v *verdicts) putKey(k [sha256.Size]byte, cv cachedVerdict, size int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if _, ok := v.entries[k]; ok {

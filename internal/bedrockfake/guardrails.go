@@ -24,22 +24,31 @@ import (
 //	"THROTTLE-ME"                    429 ThrottlingException
 //	"ignore previous instructions"   blocked by the content filter PROMPT_ATTACK (any case)
 //	"FORBIDDEN-TOPIC"                blocked by the denied topic "Forbidden Topic"
+//	an image holding ForbiddenImage  blocked by the image content filter VIOLENCE
 //	an email address                 anonymized: each email is {EMAIL} in outputs, one output
 //	                                 per text block, each match in the PII assessment
 //	anything else                    NONE
 //
-// checked in that order over all the texts of the call; an unknown guardrail id answers
-// Bedrock's ValidationException. The fake guardrail meters its three policies (content
-// filters, denied topics, PII), each ceil(characters/1000) text units per text block.
+// checked in that order over all the texts and images of the call; an unknown guardrail id
+// answers Bedrock's ValidationException. The fake guardrail meters its three policies
+// (content filters, denied topics, PII), each ceil(characters/1000) text units per text
+// block, and an image unit of the content filters per image. An image block is refused as
+// Bedrock refuses it: a format other than png or jpeg, no bytes, bytes that are not an image
+// of that format, more than 4 MB, more than 20 in a call.
 
 // GuardrailID is the guardrail a Guardrails fake knows from the start (any version).
 const GuardrailID = "fngatetest1"
+
+// ForbiddenImage, anywhere in an image's bytes (a PNG's text chunk, a JPEG's comment), has
+// the fake's image content filter block it.
+const ForbiddenImage = "FORBIDDEN-IMAGE"
 
 // Names of the recorded shapes, for Recorded.
 const (
 	ShapePass              = "pass"
 	ShapeBlockPromptAttack = "block-prompt-attack"
 	ShapeBlockTopic        = "block-topic"
+	ShapeBlockImage        = "block-image"
 	ShapeAnonymize         = "anonymize"
 	ShapeThrottling        = "throttling"
 	ShapeValidation        = "validation"
@@ -80,8 +89,15 @@ type GuardrailCall struct {
 	ID, Version string
 	Source      string // INPUT or OUTPUT
 	Texts       []string
+	Images      []GuardrailImage
 	Region      string // the region of the request's SigV4 scope
 	Shape       string // the shape answered, or "forced"
+}
+
+// GuardrailImage is an image block of a call.
+type GuardrailImage struct {
+	Format string // png or jpeg
+	Bytes  []byte
 }
 
 // Guardrails is the fake. It is safe for concurrent use.
@@ -262,9 +278,24 @@ type applyRequest struct {
 			Text       *string  `json:"text"`
 			Qualifiers []string `json:"qualifiers"`
 		} `json:"text"`
-		Image json.RawMessage `json:"image"`
+		Image *struct {
+			Format *string `json:"format"`
+			Source *struct {
+				Bytes []byte `json:"bytes"` // base64 in JSON, as smithy sends a blob
+			} `json:"source"`
+		} `json:"image"`
 	} `json:"content"`
 }
+
+// Bedrock's limits on images: "up to a maximum of 4 MB, with a maximum of 20 images for a
+// single request", PNG and JPEG only (User Guide, image content filters).
+const (
+	maxImageBytes = 4 << 20
+	maxImages     = 20
+)
+
+// imageMagic is how each format's bytes begin.
+var imageMagic = map[string]string{"png": "\x89PNG\r\n\x1a\n", "jpeg": "\xff\xd8\xff"}
 
 // decodeApply reads a request as Bedrock does: the path's id and version by their
 // documented patterns, the body strictly (an unknown field is malformed), source and content
@@ -315,7 +346,24 @@ func decodeApply(id, version string, body []byte) (GuardrailCall, *Exception) {
 			call.Texts = append(call.Texts, *c.Text.Text)
 		case c.Image == nil:
 			return invalid("Malformed input request: content.%d must have exactly one member, please reformat your input and try again.", i)
+		case c.Image.Format == nil || imageMagic[*c.Image.Format] == "":
+			got := "null"
+			if c.Image.Format != nil {
+				got = *c.Image.Format
+			}
+			return invalid("1 validation error detected: Value '%s' at 'content.%d.member.image.format' failed to satisfy constraint: Member must satisfy enum value set: [png, jpeg]", got, i+1)
+		case c.Image.Source == nil || len(c.Image.Source.Bytes) == 0:
+			return invalid("1 validation error detected: Value null at 'content.%d.member.image.source' failed to satisfy constraint: Member must not be null", i+1)
+		case len(c.Image.Source.Bytes) > maxImageBytes:
+			return invalid("The image at content.%d is larger than the 4 MB a guardrail takes.", i+1)
+		case !strings.HasPrefix(string(c.Image.Source.Bytes), imageMagic[*c.Image.Format]):
+			return invalid("The image at content.%d is not a valid %s image.", i+1, *c.Image.Format)
+		default:
+			call.Images = append(call.Images, GuardrailImage{Format: *c.Image.Format, Bytes: c.Image.Source.Bytes})
 		}
+	}
+	if len(call.Images) > maxImages {
+		return invalid("A guardrail takes at most %d images in a request, got %d.", maxImages, len(call.Images))
 	}
 	return call, nil
 }
@@ -346,6 +394,8 @@ func (g *Guardrails) answer(c *GuardrailCall) (GuardrailReply, string) {
 		shape = ShapeBlockPromptAttack
 	case strings.Contains(all, "FORBIDDEN-TOPIC"):
 		shape = ShapeBlockTopic
+	case forbiddenImage(c.Images):
+		shape = ShapeBlockImage
 	case emailPattern.MatchString(all):
 		shape = ShapeAnonymize
 	default:
@@ -365,14 +415,27 @@ func (g *Guardrails) answer(c *GuardrailCall) (GuardrailReply, string) {
 	body["usage"] = map[string]int{
 		"topicPolicyUnits": units, "contentPolicyUnits": units, "wordPolicyUnits": 0,
 		"sensitiveInformationPolicyUnits": units, "sensitiveInformationPolicyFreeUnits": 0,
-		"contextualGroundingPolicyUnits": 0,
+		"contextualGroundingPolicyUnits": 0, "contentPolicyImageUnits": len(c.Images),
 	}
-	body["guardrailCoverage"] = map[string]any{"textCharacters": map[string]int{"guarded": chars, "total": chars}}
+	coverage := map[string]any{"textCharacters": map[string]int{"guarded": chars, "total": chars}}
+	if len(c.Images) > 0 {
+		coverage["images"] = map[string]int{"guarded": len(c.Images), "total": len(c.Images)}
+	}
+	body["guardrailCoverage"] = coverage
 	if shape == ShapeAnonymize {
 		anonymizeEmails(body, c.Texts)
 	}
 	reply.Body, _ = json.Marshal(body)
 	return reply, shape
+}
+
+func forbiddenImage(images []GuardrailImage) bool {
+	for _, im := range images {
+		if strings.Contains(string(im.Bytes), ForbiddenImage) {
+			return true
+		}
+	}
+	return false
 }
 
 // anonymizeEmails fills the anonymize shape for the texts sent: each email is {EMAIL} in

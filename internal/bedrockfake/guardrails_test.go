@@ -1,9 +1,16 @@
 package bedrockfake
 
 import (
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
+)
+
+// png and jpeg are the base64 of the first bytes of each format: what the fake looks at.
+var (
+	png  = base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n-rest"))
+	jpeg = base64.StdEncoding.EncodeToString([]byte("\xff\xd8\xff\xe0-rest"))
 )
 
 // The guardrail fake refuses what Bedrock refuses: bad ids and versions, unknown fields,
@@ -23,6 +30,13 @@ func TestDecodeApply(t *testing.T) {
 		{"no content", "abc1", "1", `{"source":"INPUT","content":[]}`, "'content'"},
 		{"no text", "abc1", "1", `{"source":"INPUT","content":[{"text":{}}]}`, "text.text"},
 		{"empty block", "abc1", "1", `{"source":"INPUT","content":[{}]}`, "exactly one member"},
+		{"an image", "abc1", "1", `{"source":"INPUT","content":[{"text":{"text":"hi"}},{"image":{"format":"png","source":{"bytes":"` + png + `"}}}]}`, ""},
+		{"an image alone", "abc1", "1", `{"source":"INPUT","content":[{"image":{"format":"jpeg","source":{"bytes":"` + jpeg + `"}}}]}`, ""},
+		{"an image of another format", "abc1", "1", `{"source":"INPUT","content":[{"image":{"format":"gif","source":{"bytes":"` + png + `"}}}]}`, "image.format"},
+		{"an image without bytes", "abc1", "1", `{"source":"INPUT","content":[{"image":{"format":"png"}}]}`, "image.source"},
+		{"bytes of another format", "abc1", "1", `{"source":"INPUT","content":[{"image":{"format":"png","source":{"bytes":"` + jpeg + `"}}}]}`, "not a valid png image"},
+		{"an unknown image field", "abc1", "1", `{"source":"INPUT","content":[{"image":{"format":"png","source":{"bytes":"` + png + `","s3":"x"}}}]}`, "Malformed"},
+		{"21 images", "abc1", "1", `{"source":"INPUT","content":[` + strings.TrimSuffix(strings.Repeat(`{"image":{"format":"png","source":{"bytes":"`+png+`"}}},`, 21), ",") + `]}`, "at most 20 images"},
 	} {
 		_, ex := decodeApply(tc.id, tc.version, []byte(tc.body))
 		got := ""

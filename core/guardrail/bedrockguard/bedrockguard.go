@@ -2,7 +2,7 @@
 // through the runtime's ApplyGuardrail, one call per Check, with the SDK's retries off (the
 // gateway bounds each call and decides what a failure means).
 //
-//	bedrockguard.go  New, Check: the client and the call
+//	bedrockguard.go  New, Check, CheckImages: the client and the call
 //	verdict.go       an ApplyGuardrail answer -> guardrail.Verdict (action, masks, categories)
 //	pricing.go       text units and what they cost
 //	errors.go        SDK and service errors -> *guardrail.Error
@@ -29,7 +29,7 @@ type Checker struct {
 	version string
 }
 
-var _ guardrail.Checker = (*Checker)(nil)
+var _ guardrail.ImageChecker = (*Checker)(nil)
 
 // New makes the checker of g (validated config.Guardrail of kind bedrock) on cfg (the
 // platform's aws.Config; g.Region, when set, overrides cfg.Region). It contacts nothing.
@@ -63,6 +63,13 @@ func New(g *config.Guardrail, cfg aws.Config) (*Checker, error) {
 // empty one has nothing to assess, and Bedrock refuses a blank block); the verdict's Masked
 // keeps one entry per text all the same. Texts that are all empty pass without a call.
 func (c *Checker) Check(ctx context.Context, src guardrail.Source, texts []string) (guardrail.Verdict, error) {
+	return c.CheckImages(ctx, src, texts, nil)
+}
+
+// CheckImages is Check with images, an image block each after the texts' blocks: Bedrock
+// judges them by the guardrail's image content filters (where it has none, they pass), and
+// blocks or passes an image, never masks one.
+func (c *Checker) CheckImages(ctx context.Context, src guardrail.Source, texts []string, images []guardrail.Image) (guardrail.Verdict, error) {
 	in := &bedrockruntime.ApplyGuardrailInput{
 		GuardrailIdentifier: aws.String(c.id),
 		GuardrailVersion:    aws.String(c.version),
@@ -79,12 +86,45 @@ func (c *Checker) Check(ctx context.Context, src guardrail.Source, texts []strin
 		in.Content = append(in.Content, &types.GuardrailContentBlockMemberText{Value: types.GuardrailTextBlock{Text: aws.String(t)}})
 		sent = append(sent, i)
 	}
-	if len(sent) == 0 {
+	first, rest := images[:min(len(images), maxImages)], images[min(len(images), maxImages):]
+	in.Content = appendImages(in.Content, first)
+	if len(in.Content) == 0 {
 		return guardrail.Verdict{}, nil
 	}
 	out, err := c.client.ApplyGuardrail(ctx, in)
 	if err != nil {
 		return guardrail.Verdict{}, c.classify(ctx, err)
 	}
-	return verdict(out, texts, sent)
+	v, err := verdict(out, texts, sent)
+	// Bedrock takes at most maxImages a call: the rest go in calls of their own, which can
+	// only block (there is no text in them to mask).
+	for len(rest) > 0 && err == nil && v.Action != guardrail.Block {
+		batch := rest[:min(len(rest), maxImages)]
+		rest = rest[len(batch):]
+		more := *in
+		more.Content = appendImages(nil, batch)
+		out, cerr := c.client.ApplyGuardrail(ctx, &more)
+		if cerr != nil {
+			return guardrail.Verdict{}, c.classify(ctx, cerr)
+		}
+		w, werr := verdict(out, nil, nil)
+		v.Units, v.CostUSD, err = v.Units+w.Units, v.CostUSD+w.CostUSD, werr
+		if w.Action == guardrail.Block {
+			v.Action, v.Masked, v.Categories = guardrail.Block, nil, append(v.Categories, w.Categories...)
+		}
+	}
+	return v, err
+}
+
+// maxImages is what one ApplyGuardrail call takes: "a maximum of 20 images for a single
+// request" (User Guide, image content filters), each at most 4 MB, which the service itself
+// refuses (ValidationException: on_error decides).
+const maxImages = 20
+
+func appendImages(content []types.GuardrailContentBlock, images []guardrail.Image) []types.GuardrailContentBlock {
+	for _, im := range images {
+		content = append(content, &types.GuardrailContentBlockMemberImage{Value: types.GuardrailImageBlock{
+			Format: types.GuardrailImageFormat(im.Format), Source: &types.GuardrailImageSourceMemberBytes{Value: im.Data}}})
+	}
+	return content
 }

@@ -313,3 +313,53 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckImages: images go as image blocks after the texts, at most 20 a call (the rest in
+// calls of their own, which only block), each priced as an image unit of the content
+// filters; the recorded image block reads as a block by content:VIOLENCE.
+func TestCheckImages(t *testing.T) {
+	img := func(extra string) guardrail.Image {
+		return guardrail.Image{Format: "png", Data: []byte("\x89PNG\r\n\x1a\n" + extra)}
+	}
+	many := func(n int, last guardrail.Image) []guardrail.Image {
+		out := make([]guardrail.Image, n)
+		for i := range out {
+			out[i] = img("")
+		}
+		out[n-1] = last
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		texts      []string
+		images     []guardrail.Image
+		action     guardrail.Action
+		calls      []int // images per call
+		categories []string
+	}{
+		{"an image that passes", []string{"look"}, []guardrail.Image{img("")}, guardrail.Pass, []int{1}, nil},
+		{"an image alone", nil, []guardrail.Image{img("")}, guardrail.Pass, []int{1}, nil},
+		{"a forbidden image", []string{"look"}, []guardrail.Image{img(bedrockfake.ForbiddenImage)}, guardrail.Block, []int{1}, []string{"content:VIOLENCE"}},
+		{"25 images, two calls", []string{"look"}, many(25, img("")), guardrail.Pass, []int{20, 5}, nil},
+		{"a forbidden image in the second call", []string{"look"}, many(25, img(bedrockfake.ForbiddenImage)), guardrail.Block, []int{20, 5}, []string{"content:VIOLENCE"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := bedrockfake.NewGuardrails(t)
+			c := newChecker(t, fake, nil)
+			v, err := c.CheckImages(context.Background(), guardrail.Input, tc.texts, tc.images)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var per []int
+			for _, call := range fake.Calls() {
+				per = append(per, len(call.Images))
+			}
+			if v.Action != tc.action || !slices.Equal(per, tc.calls) || !slices.Equal(v.Categories, tc.categories) {
+				t.Errorf("verdict %+v after calls of %v images, want %v after %v (%v)", v, per, tc.action, tc.calls, tc.categories)
+			}
+			if want := float64(len(tc.images)) * 0.00075; v.CostUSD < want-1e-12 {
+				t.Errorf("cost %v, want at least the images' %v", v.CostUSD, want)
+			}
+		})
+	}
+}

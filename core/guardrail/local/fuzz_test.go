@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/guardrail/local/builtin"
 )
 
 // FuzzMask holds the masker to what the gateway relies on for any text: no panic, valid
@@ -46,7 +47,7 @@ func FuzzMask(f *testing.F) {
 			for _, p := range c.placeholders {
 				added += strings.Count(out, p) - strings.Count(in, p)
 			}
-			if limit := len(in) + max(0, added)*maxPlaceholder; len(out) > limit {
+			if limit := len(in) + max(0, added)*builtin.MaxPlaceholder; len(out) > limit {
 				t.Errorf("Mask(%q) = %q: %d bytes, more than %d", in, out, len(out), limit)
 			}
 		}

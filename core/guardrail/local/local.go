@@ -5,14 +5,9 @@
 //
 //	local.go      Checker: New compiles a config.Guardrail, Check gives a verdict
 //	mask.go       Mask: candidates found, overlaps resolved, placeholders written
-//	scan.go       the scanner: one pass that finds candidates by cheap byte tests
-//	bytes.go      byte classes and the word boundaries every recognizer shares
-//	card.go       card numbers (Luhn, brand prefixes)
-//	iban.go       IBANs (the registry's lengths, mod 97)
-//	email.go      email addresses
-//	phone.go      phone numbers (E.164 with +, NANP national formats)
-//	apikey.go     API keys, tokens and PEM private keys
 //	prefilter.go  operator patterns, passed over when a text lacks their literal
+//	builtin/      the built-in recognizers, and the rules of pattern names config checks
+//	              with them at load (a leaf package, so config may import it)
 //
 // The built-ins are hand-written recognizers rather than regular expressions: this runs on
 // every request's text (histories of 100+ KB), and a scanner that looks only at word starts
@@ -30,13 +25,14 @@ import (
 
 	"github.com/fngate/fngate/core/config"
 	"github.com/fngate/fngate/core/guardrail"
+	"github.com/fngate/fngate/core/guardrail/local/builtin"
 )
 
 // Checker is a compiled local guardrail. It holds no mutable state, so it is safe for
 // concurrent use.
 type Checker struct {
 	block    []expr
-	builtins kindSet
+	builtins builtin.Set
 	patterns []pattern
 	// names are the kind names by kind index: the built-ins, then the operator's patterns.
 	names []string
@@ -58,16 +54,14 @@ func New(g *config.Guardrail) (*Checker, error) {
 		return nil, fmt.Errorf("local guardrail: no configuration")
 	}
 	c := &Checker{
-		names:        slices.Clone(builtinNames[:]),
-		placeholders: slices.Clone(builtinPlaceholders[:]),
+		names:        slices.Clone(builtin.Names[:]),
+		placeholders: slices.Clone(builtin.Placeholders[:]),
 	}
-	for _, name := range g.Mask {
-		k, ok := builtinKind(name)
-		if !ok {
-			return nil, fmt.Errorf("local guardrail %s: mask: unknown kind %q (known: %s)", g.Name, name, strings.Join(builtinNames[:], ", "))
-		}
-		c.builtins |= 1 << k
+	builtins, unknown := builtin.SetOf(g.Mask)
+	if unknown != "" {
+		return nil, fmt.Errorf("local guardrail %s: mask: unknown kind %q (known: %s)", g.Name, unknown, strings.Join(builtin.Names[:], ", "))
 	}
+	c.builtins = builtins
 	// Sorted, so that kind indexes (and so the order of equal-length overlaps) do not depend
 	// on map order.
 	names := make([]string, 0, len(g.MaskPatterns))
@@ -75,8 +69,10 @@ func New(g *config.Guardrail) (*Checker, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	if len(names) > maxPatterns {
-		return nil, fmt.Errorf("local guardrail %s: at most %d mask_patterns, got %d", g.Name, maxPatterns, len(names))
+	// Config validation checked this already (the same rule); a Guardrail built by hand
+	// is checked here.
+	if err := builtin.CheckPatterns(g.Mask, names); err != nil {
+		return nil, fmt.Errorf("local guardrail %s: %w", g.Name, err)
 	}
 	for _, name := range names {
 		e, err := compileExpr(g.MaskPatterns[name])
@@ -85,7 +81,7 @@ func New(g *config.Guardrail) (*Checker, error) {
 		}
 		c.patterns = append(c.patterns, pattern{expr: e, kind: uint8(len(c.names))})
 		c.names = append(c.names, name)
-		c.placeholders = append(c.placeholders, "["+strings.ToUpper(name)+"]")
+		c.placeholders = append(c.placeholders, builtin.Placeholder(name))
 	}
 	for i, pattern := range g.Block {
 		e, err := compileExpr(pattern)
@@ -94,18 +90,8 @@ func New(g *config.Guardrail) (*Checker, error) {
 		}
 		c.block = append(c.block, e)
 	}
-	// Masking must be idempotent: a placeholder the built-ins would recognize
-	// ([AKIA0123456789ABCDEF] from a pattern named akia0123456789abcdef) would be masked again.
-	for _, p := range c.placeholders {
-		if found := c.builtinSpans(p, nil); len(found) > 0 {
-			return nil, fmt.Errorf("local guardrail %s: the placeholder %s would itself be masked as %s; rename the pattern", g.Name, p, c.names[found[0].kind])
-		}
-	}
 	return c, nil
 }
-
-// maxPatterns keeps kind indexes in a uint8 beside the built-ins.
-const maxPatterns = 200
 
 // Check blocks when a block pattern matches any text, else masks what the masker recognizes.
 // The work is bounded by the texts' length, so ctx is looked at between texts only.

@@ -41,6 +41,8 @@ admin:
     - {name: audit, sha256: "` + sha(viewerToken) + `", role: viewer}
 connections:
   m: {kind: mock}
+guardrails:
+  pii: {kind: local, mask: [email]}
 models:
   team/chat:
     price: {input_per_mtok: 1.0, output_per_mtok: 2.0}

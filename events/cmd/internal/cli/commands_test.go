@@ -173,6 +173,11 @@ func keySteps(t *testing.T, m mode) {
 				t.Errorf("update -json: %v", d)
 			}
 		}},
+		// Guardrails: added, none beyond the models', an unknown one refused naming it, cleared.
+		{args: []string{"keys", "update", "-guardrails", "pii:input:mask", "$ID"}, stdout: `(?m)^guardrails\s+pii:input:mask$`},
+		{args: []string{"keys", "update", "-guardrails", "none", "$ID"}, stdout: `(?m)^guardrails\s+none$`},
+		{args: []string{"keys", "update", "-guardrails", "nope", "$ID"}, code: 1, stdout: `fngate: guardrails\[0\]\.name: no guardrail "nope" is defined \(guardrails: pii\) \(400 invalid_request_error invalid_guardrails, param guardrails\)`},
+		{args: []string{"keys", "update", "-guardrails", "", "$ID"}, stdout: `(?m)^guardrails\s+-$`},
 		{args: []string{"keys", "disable", "$ID"}, stdout: `state\s+disabled`},
 		{args: []string{"keys", "enable", "-json", "$ID"}, stdout: `"disabled": ?false`},
 		{args: []string{"keys", "disable", "-json", "$ID"}, stdout: `"disabled": ?true`},

@@ -27,6 +27,7 @@ type keyView struct {
 	Rate           json.RawMessage `json:"rate"`
 	Budget         json.RawMessage `json:"budget"`
 	PerModel       json.RawMessage `json:"per_model"`
+	Guardrails     json.RawMessage `json:"guardrails"`
 	ExpiresAt      *time.Time      `json:"expires_at"`
 	Disabled       bool            `json:"disabled"`
 	Deleted        bool            `json:"deleted"`
@@ -145,6 +146,7 @@ type keyFields struct {
 	fs                                           *flag.FlagSet
 	name, team, owner, description, role, models *string
 	residency, requestProfile, perModel, expires *string
+	guardrails                                   *string
 	rpm, tpm                                     *int64
 	usdDay, usdMonth                             *float64
 	version                                      *int64
@@ -169,6 +171,7 @@ func (o *op) keyFlags(fs *flag.FlagSet, create bool) *keyFields {
 	f.usdDay = fs.Float64("usd-day", 0, "budget: USD per UTC day (0: none)")
 	f.usdMonth = fs.Float64("usd-month", 0, "budget: USD per UTC month (0: none)")
 	f.perModel = fs.String("per-model", "", `per-model limits as JSON: '{"claude-*":{"budget":{"usd_per_month":50}}}'`)
+	f.guardrails = fs.String("guardrails", "", "guardrails added to the models' own, comma-separated name[:on[:mode]] (pii:input:mask,bedrock-standard); none: no more than the models'; empty: key_defaults'")
 	f.expires = fs.String("expires", "", "when the key stops working: an RFC 3339 time, or a duration from now (720h, 30d); update: never clears it")
 	return f
 }
@@ -209,6 +212,13 @@ func (f *keyFields) body(now time.Time, base *keyView) (map[string]any, error) {
 			return nil, fmt.Errorf("-per-model: not a JSON object of globs to limits: %v", err)
 		}
 		b["per_model"] = pm
+	}
+	if seen["guardrails"] {
+		g, err := guardrailUses(*f.guardrails)
+		if err != nil {
+			return nil, err
+		}
+		b["guardrails"] = g
 	}
 	if seen["expires"] {
 		t, err := expiry(*f.expires, now, f.version != nil)
@@ -257,6 +267,32 @@ func (f *keyFields) partial() bool {
 	return seen["rpm"] != seen["tpm"] || seen["usd-day"] != seen["usd-month"]
 }
 
+// guardrailUses reads -guardrails: "" is null (key_defaults' apply), "none" an empty list,
+// else name[:on[:mode]] uses, on and mode left to the API's defaults when not given.
+func guardrailUses(s string) (any, error) {
+	switch strings.TrimSpace(s) {
+	case "":
+		return nil, nil
+	case "none":
+		return []any{}, nil
+	}
+	var out []any
+	for _, u := range strings.Split(s, ",") {
+		parts := strings.Split(strings.TrimSpace(u), ":")
+		if len(parts) > 3 || parts[0] == "" {
+			return nil, fmt.Errorf("-guardrails %q: want comma-separated name[:on[:mode]] (pii:input:mask)", s)
+		}
+		use := map[string]any{"name": parts[0]}
+		for i, field := range []string{"on", "mode"} {
+			if i+1 < len(parts) && parts[i+1] != "" {
+				use[field] = parts[i+1]
+			}
+		}
+		out = append(out, use)
+	}
+	return out, nil
+}
+
 // expiry reads -expires: an RFC 3339 time, a duration (h, m, s, or d for days) from now, or
 // (update) never.
 func expiry(s string, now time.Time, update bool) (any, error) {
@@ -278,10 +314,10 @@ func expiry(s string, now time.Time, update bool) (any, error) {
 }
 
 func (o *op) keyWrite(ctx context.Context, args []string, create bool) error {
-	sub, usage := "update", "keys update [-version N] [-team T] [-owner O] [-description D] [-role R] [-models GLOB,...] [-residency R] [-request-profile P] [-rpm N] [-tpm N] [-usd-day X] [-usd-month X] [-per-model JSON] [-expires TIME|DURATION|never] ID"
+	sub, usage := "update", "keys update [-version N] [-team T] [-owner O] [-description D] [-role R] [-models GLOB,...] [-residency R] [-request-profile P] [-rpm N] [-tpm N] [-usd-day X] [-usd-month X] [-per-model JSON] [-guardrails NAME[:ON[:MODE]],...|none] [-expires TIME|DURATION|never] ID"
 	want := 1
 	if create {
-		sub, usage, want = "create", "keys create -name NAME [-team T] [-owner O] [-description D] [-role R] [-models GLOB,...] [-residency R] [-request-profile P] [-rpm N] [-tpm N] [-usd-day X] [-usd-month X] [-per-model JSON] [-expires TIME|DURATION]", 0
+		sub, usage, want = "create", "keys create -name NAME [-team T] [-owner O] [-description D] [-role R] [-models GLOB,...] [-residency R] [-request-profile P] [-rpm N] [-tpm N] [-usd-day X] [-usd-month X] [-per-model JSON] [-guardrails NAME[:ON[:MODE]],...|none] [-expires TIME|DURATION]", 0
 	}
 	fs := o.flags("keys " + sub)
 	f := o.keyFlags(fs, create)
@@ -347,6 +383,7 @@ func (o *op) showKey(data []byte) error {
 		{"description", dash(k.Description)}, {"role", dash(k.Role)}, {"models", models(k.Models)},
 		{"residency", dash(k.Residency)}, {"request_profile", dash(k.RequestProfile)},
 		{"rate", compact(k.Rate)}, {"budget", compact(k.Budget)}, {"per_model", compact(k.PerModel)},
+		{"guardrails", guardrailsShown(k.Guardrails)},
 		{"expires_at", whenPtr(k.ExpiresAt)}, {"created", when(k.CreatedAt) + " by " + dash(k.CreatedBy)},
 		{"updated", when(k.UpdatedAt) + " by " + dash(k.UpdatedBy)}, {"version", strconv.FormatInt(k.Version, 10)},
 	}
@@ -360,6 +397,23 @@ func (o *op) showKey(data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// guardrailsShown is a key's guardrails as name:on:mode, "-" when key_defaults' apply and
+// "none" for an empty list.
+func guardrailsShown(raw json.RawMessage) string {
+	var us []struct{ Name, On, Mode string }
+	if json.Unmarshal(raw, &us) != nil || us == nil {
+		return "-"
+	}
+	if len(us) == 0 {
+		return "none"
+	}
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.Name + ":" + u.On + ":" + u.Mode
+	}
+	return strings.Join(out, ",")
 }
 
 func models(m []string) string {

@@ -1,10 +1,10 @@
-package local
+package builtin
 
 import "strings"
 
 // emails appends the email addresses in s to spans, found from each '@' (strings.IndexByte
 // skips the text between them at memory speed).
-func emails(s string, spans []span) []span {
+func emails(s string, spans []Span) []Span {
 	for off := 0; off < len(s); {
 		k := strings.IndexByte(s[off:], '@')
 		if k < 0 {
@@ -12,7 +12,7 @@ func emails(s string, spans []span) []span {
 		}
 		at := off + k
 		if start, end := email(s, at); end > 0 {
-			spans = append(spans, span{start: start, end: end, kind: kindEmail})
+			spans = append(spans, Span{Start: start, End: end, Kind: Email})
 			off = end
 			continue
 		}

@@ -1,4 +1,4 @@
-package local
+package builtin
 
 // card returns the end of a card number starting at s[i] (a digit at a word start), or -1.
 // A card number is 13 to 19 digits, either in one run or in groups of 3 to 6 digits split by

@@ -1,4 +1,4 @@
-package local
+package builtin
 
 // E.164 bounds: a country code and a subscriber number, at most 15 digits; fewer than 8 is a
 // short code, a time zone offset (+05:30) or arithmetic.

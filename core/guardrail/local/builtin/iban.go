@@ -1,4 +1,4 @@
-package local
+package builtin
 
 // ibanLengths are the IBAN lengths of the countries in the SWIFT IBAN registry (ISO 13616),
 // https://www.swift.com/standards/data-standards/iban-international-bank-account-number.

@@ -1,18 +1,18 @@
-package local
+package builtin
 
 // scan appends the candidates of the enabled built-ins other than email (which emails finds
 // from its '@') to spans. It visits each word start and the few punctuation bytes an entity
 // can begin with (+ and ( for phones, - for a PEM block), tries the recognizers that can
 // start with that byte, and skips the rest of a word that starts nothing: most bytes are
 // looked at once, by a table lookup.
-func (c *Checker) scan(s string, spans []span) []span {
+func (k Set) scan(s string, spans []Span) []Span {
 	for i := 0; i < len(s); {
 		b := s[i]
 		cl := classes[b]
 		if cl&classWord == 0 {
 			if b == '+' || b == '(' || b == '-' {
-				if end, kind := c.atPunct(s, i); end > 0 {
-					spans = append(spans, span{start: i, end: end, kind: kind})
+				if end, kind := k.atPunct(s, i); end > 0 {
+					spans = append(spans, Span{Start: i, End: end, Kind: kind})
 					i = end
 					continue
 				}
@@ -21,8 +21,8 @@ func (c *Checker) scan(s string, spans []span) []span {
 			continue
 		}
 		if cl&classStart != 0 && !wordBefore(s, i) {
-			if end, kind := c.atWord(s, i); end > 0 {
-				spans = append(spans, span{start: i, end: end, kind: kind})
+			if end, kind := k.atWord(s, i); end > 0 {
+				spans = append(spans, Span{Start: i, End: end, Kind: kind})
 				i = end
 				continue
 			}
@@ -33,26 +33,26 @@ func (c *Checker) scan(s string, spans []span) []span {
 }
 
 // atPunct tries the entities that start with punctuation at s[i].
-func (c *Checker) atPunct(s string, i int) (end int, kind uint8) {
+func (k Set) atPunct(s string, i int) (end int, kind uint8) {
 	switch s[i] {
 	case '+':
-		if c.builtins.has(kindPhone) && !wordBefore(s, i) {
-			return e164(s, i), kindPhone
+		if k.Has(Phone) && !wordBefore(s, i) {
+			return e164(s, i), Phone
 		}
 	case '(':
-		if c.builtins.has(kindPhone) && !wordBefore(s, i) {
-			return nanp(s, i), kindPhone
+		if k.Has(Phone) && !wordBefore(s, i) {
+			return nanp(s, i), Phone
 		}
 	case '-':
-		if c.builtins.has(kindAPIKey) {
-			return pemBlock(s, i), kindAPIKey
+		if k.Has(APIKey) {
+			return pemBlock(s, i), APIKey
 		}
 	}
 	return -1, 0
 }
 
 // atWord tries the entities that can start the word at s[i], the longest winning.
-func (c *Checker) atWord(s string, i int) (end int, kind uint8) {
+func (k Set) atWord(s string, i int) (end int, kind uint8) {
 	end = -1
 	try := func(e int, k uint8) {
 		if e > end {
@@ -65,22 +65,22 @@ func (c *Checker) atWord(s string, i int) (end int, kind uint8) {
 		if numberBefore(s, i) {
 			return -1, 0
 		}
-		if c.builtins.has(kindCard) {
-			try(card(s, i), kindCard)
+		if k.Has(Card) {
+			try(card(s, i), Card)
 		}
-		if c.builtins.has(kindPhone) {
-			try(nanp(s, i), kindPhone)
+		if k.Has(Phone) {
+			try(nanp(s, i), Phone)
 		}
 	case isUpper(b):
-		if c.builtins.has(kindIBAN) {
-			try(iban(s, i), kindIBAN)
+		if k.Has(IBAN) {
+			try(iban(s, i), IBAN)
 		}
-		if c.builtins.has(kindAPIKey) {
-			try(apiKey(s, i), kindAPIKey)
+		if k.Has(APIKey) {
+			try(apiKey(s, i), APIKey)
 		}
 	default:
-		if c.builtins.has(kindAPIKey) {
-			try(apiKey(s, i), kindAPIKey)
+		if k.Has(APIKey) {
+			try(apiKey(s, i), APIKey)
 		}
 	}
 	return end, kind

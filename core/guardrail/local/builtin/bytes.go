@@ -1,4 +1,4 @@
-package local
+package builtin
 
 // Byte classes. Every entity the built-ins recognize is ASCII, so a span never starts or ends
 // inside a multi-byte UTF-8 sequence, and masking keeps valid UTF-8 valid. Bytes of non-ASCII
@@ -58,7 +58,7 @@ func wordAfter(s string, j int) bool {
 		return false
 	}
 	b := s[j]
-	return isWord(b) || b == '[' && placeholderStartsAt(s, j)
+	return isWord(b) || b == '[' && PlaceholderStartsAt(s, j)
 }
 
 // numberBefore reports whether s[i] continues a number written with separators (a date, a
@@ -87,12 +87,12 @@ func numberAfter(s string, j int) bool {
 	return false
 }
 
-// maxPlaceholder is the longest placeholder: a pattern name is at most 32 characters.
-const maxPlaceholder = 34
+// MaxPlaceholder is the longest placeholder: a pattern name is at most 32 characters.
+const MaxPlaceholder = 34
 
 // placeholderEndsAt reports whether s[:i] ends with a placeholder, [A-Z][A-Z0-9_]*].
 func placeholderEndsAt(s string, i int) bool {
-	for k := i - 2; k >= 0 && i-k <= maxPlaceholder; k-- {
+	for k := i - 2; k >= 0 && i-k <= MaxPlaceholder; k-- {
 		b := s[k]
 		if b == '[' {
 			return k < i-2 && isUpper(s[k+1])
@@ -104,12 +104,12 @@ func placeholderEndsAt(s string, i int) bool {
 	return false
 }
 
-// placeholderStartsAt reports whether s[j:] begins with a placeholder.
-func placeholderStartsAt(s string, j int) bool {
+// PlaceholderStartsAt reports whether s[j:] begins with a placeholder.
+func PlaceholderStartsAt(s string, j int) bool {
 	if j+2 >= len(s) || !isUpper(s[j+1]) {
 		return false
 	}
-	for k := j + 2; k < len(s) && k-j < maxPlaceholder; k++ {
+	for k := j + 2; k < len(s) && k-j < MaxPlaceholder; k++ {
 		b := s[k]
 		if b == ']' {
 			return true
