@@ -19,7 +19,7 @@ CONTROLPLANE_DIR := $(BUILD_DIR)/controlplane
 # CONFIG=path/to/fngate.yaml packs a config file beside bootstrap (package, sam build).
 CONFIG ?=
 
-.PHONY: run test test-short lint fmt vet bench soak build build-cli build-lambda build-gcf package package-gcf build-GatewayFunction clean \
+.PHONY: run test test-short lint fmt vet bench bench-sizes cost soak build build-cli build-lambda build-gcf package package-gcf build-GatewayFunction clean \
 	build-remediation package-remediation build-RemediationFunction package-gcf-remediation \
 	build-controlplane package-controlplane build-ControlPlaneFunction package-gcf-controlplane
 
@@ -153,6 +153,18 @@ clean:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms ./core/openai/ ./core/providers/openaicompat/ ./core/providers/anthropic/ ./core/gateway/
 	$(GO) run ./scripts/bench $(BENCH_ARGS)
+
+# The gateway under the CPU share of each Lambda memory size and Cloud Functions vCPU setting (a
+# cgroup CPU quota: needs root here), beside a bare reverse proxy under the same quota; writes the
+# table to $(BUILD_DIR)/bench-sizes.md and the figures `fngate cost` embeds to core/cost/measured.json
+# (about 25 minutes). SIZES_ARGS="-only 'Lambda 128'" for one size, -quick for a smoke run.
+bench-sizes:
+	mkdir -p $(BUILD_DIR)
+	$(GO) run ./scripts/bench -sizes -rounds 3 -phase 2s -out $(BUILD_DIR)/bench-sizes.md -json core/cost/measured.json $(SIZES_ARGS)
+
+# What the gateway costs per million requests (docs/cost.md); COST_ARGS="-requests 5000000".
+cost:
+	$(GO) run ./events/cmd/fngate cost $(COST_ARGS)
 
 # Mixed load with injected faults; fails on unexpected outcomes or growth. SOAK_ARGS=-duration 30s
 soak:

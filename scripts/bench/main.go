@@ -5,12 +5,18 @@
 // shows its spread over the rounds.
 //
 //	go run ./scripts/bench [-quick] [-only REGEXP] [-baseline REV] [-cpuprofile DIR] [-out FILE]
+//	go run ./scripts/bench -sizes [-quick] [-only REGEXP] [-cold-starts N] [-out FILE] [-json FILE]
 //
 // -baseline builds the gateway at a git revision as well and runs it beside this checkout's
 // (before and after a change, in one run); -cpuprofile records the gateway's CPU profile under
 // each scenario's load (go tool pprof DIR/<scenario>.pprof). The upstream and the proxy run as
 // subprocesses of this binary (-mode upstream|proxy); -mode load puts one scenario's load on
 // a gateway started by hand, for profiling it with its -debug-addr.
+//
+// -sizes measures the gateway under the CPU share of each Lambda memory size and Cloud
+// Functions vCPU setting, by a kernel CPU quota around the gateway process (sizes.go says how
+// faithful that is); -json writes the figures `fngate cost -measured` reads. It needs a
+// writable cgroup cpu controller (root in this VM) and refuses to run without one.
 package main
 
 import (
@@ -28,7 +34,12 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "run", "run | load (one scenario's load on -url) | upstream | proxy | bedrock-guardrails (the last three are used internally)")
+	mode := flag.String("mode", "run", "run | load (one scenario's load on -url) | upstream | proxy | bedrock-guardrails | incgroup (the last four are used internally)")
+	sizes := flag.Bool("sizes", false, "measure the gateway under each function size's CPU share instead (a cgroup CPU quota)")
+	coldStarts := flag.Int("cold-starts", 15, "sizes: cold starts per size (0: none)")
+	jsonOut := flag.String("json", "", "sizes: also write the figures `fngate cost -measured` reads to this file")
+	cgroupDir := flag.String("cgroup", "", "incgroup: the group to join before exec")
+	stamp := flag.String("stamp", "", "incgroup: write the exec time (Unix ns) to this file")
 	addr := flag.String("addr", "127.0.0.1:0", "listen address (upstream, proxy)")
 	target := flag.String("target", "", "proxy target URL")
 	hold := flag.Duration("hold", 0, "upstream: pause between stream chunks; bedrock-guardrails: the time to answer")
@@ -56,6 +67,8 @@ func main() {
 		err = serveProxy(*addr, *target)
 	case "bedrock-guardrails":
 		err = serveBedrockGuardrails(*addr, *hold)
+	case "incgroup":
+		err = execInCgroup(*cgroupDir, *stamp, flag.Args())
 	case "run":
 		opt := options{out: *out, baseline: *baseline, profile: *profile, rounds: *rounds, phase: *phase, rssStream: *streams}
 		if *only != "" {
@@ -65,6 +78,10 @@ func main() {
 		}
 		if *quick {
 			opt.rounds, opt.phase = 1, 300*time.Millisecond
+		}
+		if *sizes {
+			err = runSizes(opt, sizeOptions{coldStarts: *coldStarts, sysfs: "/sys/fs/cgroup", json: *jsonOut})
+			break
 		}
 		err = run(opt)
 	case "load":
@@ -117,7 +134,7 @@ func load(base, model, wireName string, conc int, dur time.Duration, stream bool
 		return fmt.Errorf("unknown wire %q", wireName)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxIdleConns: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}}
-	res := closedLoop(client, target{name: "load", base: base, model: model, wire: w}, conc, dur, stream)
+	res := closedLoop(client, target{name: "load", base: base, model: model, wire: w}, conc, dur, stream, 0)
 	fmt.Printf("%d requests (%d failed) in %v: p50 %s ms, p99 %s ms, TTFT p50 %s ms\n", len(res.lat), res.errs, res.elapsed.Round(time.Millisecond),
 		msf(pct(res.lat, .5)), msf(pct(res.lat, .99)), msf(pct(res.ttft, .5)))
 	return nil

@@ -102,8 +102,10 @@ func pct(d []time.Duration, p float64) time.Duration {
 func msf(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
 
 // closedLoop keeps conc requests in flight for dur and records each one's latency and, for
-// streams, its time to the first content chunk.
-func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stream bool) result {
+// streams, its time to the first content chunk. With a gap, each of the conc clients waits
+// that long between its requests (not counted in any latency): an environment that is idle
+// between requests, as a function is while its upstream thinks.
+func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stream bool, gap time.Duration) result {
 	payload := t.wire.body(t.model, stream)
 	unique := strings.Contains(payload, requestMarker)
 	cpu0 := cpuTime(t.pid)
@@ -131,6 +133,9 @@ func closedLoop(client *http.Client, t target, conc int, dur time.Duration, stre
 				lat = append(lat, l)
 				if stream {
 					ttft = append(ttft, f)
+				}
+				if gap > 0 {
+					time.Sleep(gap)
 				}
 			}
 			mu.Lock()
@@ -201,10 +206,19 @@ func oneRequest(client *http.Client, url, key, payload string, stream bool, done
 	return time.Since(t0), first, nil
 }
 
+// preciseCPU makes cpuTime sum the scheduler's nanosecond run time of the process's threads
+// instead of reading its 10 ms ticks: -sizes counts a few requests per cell, too few for ticks.
+var preciseCPU bool
+
 // cpuTime is the user+system CPU a process has used (Linux /proc; 0 elsewhere).
 func cpuTime(pid int) time.Duration {
 	if pid == 0 {
 		return 0
+	}
+	if preciseCPU {
+		if d, ok := schedCPU(pid); ok {
+			return d
+		}
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -219,13 +233,42 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(u+st) * time.Second / clkTck
 }
 
-func rssMB(pid int) float64 {
+// schedCPU sums the first field of /proc/PID/task/*/schedstat, each thread's time on a CPU in
+// nanoseconds. Threads that have exited are not counted; the Go runtime keeps its threads.
+func schedCPU(pid int) (time.Duration, bool) {
+	dirs, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(dirs) == 0 {
+		return 0, false
+	}
+	var sum int64
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += n
+	}
+	return time.Duration(sum), true
+}
+
+func rssMB(pid int) float64 { return statusMB(pid, "VmRSS") }
+
+// statusMB is a kB field of /proc/PID/status in MB.
+func statusMB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
 			return kb / 1024
 		}
@@ -356,6 +399,7 @@ type bench struct {
 	results map[string][]*stats // by scenario label
 	gwDebug string              // the gateway's debug address, for profiles
 	gwPID   int
+	gap     time.Duration // between one client's requests (see closedLoop)
 }
 
 func (b *bench) measure(sc scenario) []*stats {
@@ -366,12 +410,12 @@ func (b *bench) measure(sc scenario) []*stats {
 	st := make([]*stats, len(sc.targets))
 	for i, t := range sc.targets {
 		st[i] = &stats{t: t}
-		closedLoop(b.client, t, min(sc.conc, 4), 100*time.Millisecond, sc.stream) // warm connections
+		closedLoop(b.client, t, min(sc.conc, 4), 100*time.Millisecond, sc.stream, 0) // warm connections
 	}
 	for range b.opt.rounds {
 		round := make([]result, len(sc.targets))
 		for i, t := range sc.targets {
-			round[i] = closedLoop(b.client, t, sc.conc, b.opt.phase, sc.stream)
+			round[i] = closedLoop(b.client, t, sc.conc, b.opt.phase, sc.stream, b.gap)
 		}
 		for i, r := range round {
 			s := st[i]
@@ -438,7 +482,7 @@ func (b *bench) profileScenario(sc scenario) {
 		path := filepath.Join(b.opt.profile, slug+".pprof")
 		done := make(chan error, 1)
 		go func() { done <- fetch("http://"+b.gwDebug+"/debug/pprof/profile?seconds=3", path) }()
-		closedLoop(b.client, t, sc.conc, 3200*time.Millisecond, sc.stream)
+		closedLoop(b.client, t, sc.conc, 3200*time.Millisecond, sc.stream, 0)
 		if err := <-done; err != nil {
 			b.notes = append(b.notes, "profile of "+sc.label+": "+err.Error())
 		}

@@ -13,6 +13,7 @@
 //	audit.go        fngate audit
 //	whoami.go       fngate whoami: who the API takes the caller for
 //	version.go      fngate version
+//	cost.go         fngate cost: dollars per million requests per function size (core/cost)
 //	remediation.go  fngate remediation status|actions|rollback|clear|sweep|ingest (route state)
 //	routestore.go   the route-state stores those commands (and direct mode) open
 //	keystores.go    the key stores direct mode opens
@@ -92,6 +93,8 @@ func Main(ctx context.Context, env Env) int {
 		err = o.whoami(ctx, rest)
 	case "version":
 		err = o.version(rest)
+	case "cost":
+		err = o.cost(rest)
 	case "remediation":
 		return remediate(ctx, &env, "fngate", "fngate remediation", rest, &o.json)
 	case "help", "-h", "-help":
@@ -128,6 +131,8 @@ Commands:
   routes cool [-for 15m] [-reason TEXT] ID
   routes restore [-reason TEXT] ID
   audit [-target ID] [-since TIME] [-until TIME] [-after CURSOR] [-limit N]
+  cost [-measured FILE] [-requests N] [-profile P,...] [-features F,...] [-cache-hits X]
+       [-cold-share X] [-prices]
   whoami        who the API takes the token for
   remediation [-store SPEC] status | actions | rollback | clear | sweep | ingest | usage
               (the route-state commands of self-repair; fngate remediation -h)
