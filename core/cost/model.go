@@ -112,7 +112,7 @@ type Model struct {
 // adds to it (for a stream, to its first token: what comes after is paced by the model).
 func seconds(p Profile, f Figure) float64 {
 	added := f.AddedMs
-	if f.AddedTTFTMs > 0 || p.Scenario == ScenarioChatStream || p.Scenario == ScenarioMessagesStream || p.Scenario == ScenarioResponsesStream {
+	if isStream(p.Scenario) {
 		added = f.AddedTTFTMs
 	}
 	return p.ModelSeconds + math.Max(added, 0)/1000
@@ -186,13 +186,14 @@ func (m Model) storeCost(platform string, p Profile, feat Features, instanceSeco
 	pr := m.Prices
 	dyn := platform == PlatformLambda
 	var usd float64
-	write := func(kb float64) {
+	writeN := func(n, kb float64) {
 		if dyn {
-			usd += math.Ceil(math.Max(kb, 1)) * pr.DynamoWRU
+			usd += n * math.Ceil(math.Max(kb, 1)) * pr.DynamoWRU
 		} else {
-			usd += pr.FirestoreWrite
+			usd += n * pr.FirestoreWrite
 		}
 	}
+	write := func(kb float64) { writeN(1, kb) }
 	readN := func(n, kb float64, consistent bool) {
 		if dyn {
 			units := math.Ceil(math.Max(kb, 1) / 4)
@@ -232,11 +233,7 @@ func (m Model) storeCost(platform string, p Profile, feat Features, instanceSeco
 	}
 	if feat.Cache {
 		read(p.ItemKB, false)
-		if miss := 1 - feat.CacheHits; miss > 0 {
-			before := usd
-			write(cacheItemKB(p.ItemKB))
-			usd = before + (usd-before)*miss
-		}
+		writeN(1-feat.CacheHits, cacheItemKB(p.ItemKB)) // only a miss writes
 	}
 	return usd
 }
