@@ -145,7 +145,9 @@ func (q *request) partition(set *config.Cache) responsecache.Partition {
 func (q *request) lookup(key string) *responsecache.Recording {
 	g := q.g
 	ctx, cancel := context.WithTimeout(q.r.Context(), g.cacheTimeout)
+	start := time.Now()
 	e, err := g.cache.Get(ctx, key)
+	q.rc.cacheLookup = time.Since(start)
 	cancel()
 	switch {
 	case errors.Is(err, responsecache.ErrNotFound):

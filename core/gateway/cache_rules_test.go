@@ -313,6 +313,11 @@ func cacheHitCostsNothingOn(t *testing.T, stores [2]responsecache.Store) {
 		if r["cache"] == "hit" && (r["cost_usd"] != nil || r["saved"] == nil) {
 			t.Errorf("a hit's request line: %v", r)
 		}
+		// The look-up's time is on every line that looked up, hit or miss: what the store
+		// adds to a request.
+		if ms, ok := r["cache_lookup_ms"].(float64); (r["cache"] == "hit" || r["cache"] == "miss") && (!ok || ms <= 0) {
+			t.Errorf("a request line that looked the cache up has no cache_lookup_ms: %v", r)
+		}
 	}
 	// Past the budget, the cache does not serve either.
 	if err := counts.Add(context.Background(), "a", counters.At(time.Now()), []counters.Amount{{Counter: counters.Counter{Kind: counters.SpendDay}, N: 2e9}}); err != nil {

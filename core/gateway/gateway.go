@@ -450,6 +450,9 @@ type requestCtx struct {
 	// saved is a hit's cached usage, which the request did not use.
 	cache string
 	saved llm.Usage
+	// cacheLookup is how long the response cache's look-up took: the store's round trip,
+	// which is what a miss adds to the request.
+	cacheLookup time.Duration
 	// guardrails are the guardrails' decisions (guardrails.go), for the request's line and
 	// span; guardUSD what their calls cost.
 	guardrails []record.Guardrail

@@ -220,6 +220,9 @@ func (g *Gateway) logRequest(rc *requestCtx, status int, route string, oe *llm.E
 	if rc.cache != "" {
 		attrs = append(attrs, slog.String("cache", rc.cache))
 	}
+	if rc.cacheLookup > 0 {
+		attrs = append(attrs, slog.Float64("cache_lookup_ms", ms(rc.cacheLookup)))
+	}
 	if rc.saved.Reported() {
 		attrs = append(attrs, slog.Any("saved", usageAttrs(&rc.saved)))
 	}
