@@ -8,7 +8,7 @@ LDFLAGS   := -s -w
 LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 # LAMBDA_TAGS=lambda.norpc,vertex adds the Vertex AI provider (+10.7 MB, +25 ms cold start);
 # LAMBDA_TAGS=lambda.norpc,otel the OpenTelemetry export (+5.4 MB; both: +12.6 MB);
-# LAMBDA_TAGS=lambda.norpc,mcp the MCP gateway at /mcp (the MCP Go SDK: +2.2 MB, 13.7 MB).
+# LAMBDA_TAGS=lambda.norpc,mcp the MCP gateway at /mcp (the MCP Go SDK: +2.2 MB, 13.6 MB).
 # LAMBDA_TAGS=lambda.norpc,bedrockguard Bedrock guardrails (kind: bedrock; +0.13 MB).
 LAMBDA_TAGS  ?= lambda.norpc
 # CONFIG=path adds the tags its config needs (scripts/lambdatags: vertex, otel, mcp,
