@@ -8,11 +8,17 @@ LDFLAGS   := -s -w
 LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 # LAMBDA_TAGS=lambda.norpc,vertex adds the Vertex AI provider (+10.7 MB, +25 ms cold start);
 # LAMBDA_TAGS=lambda.norpc,otel the OpenTelemetry export (+5.4 MB; both: +12.6 MB);
-# LAMBDA_TAGS=lambda.norpc,mcp the MCP gateway at /mcp (the MCP Go SDK: +2.2 MB, 13.7 MB).
+# LAMBDA_TAGS=lambda.norpc,mcp the MCP gateway at /mcp (the MCP Go SDK: +2.2 MB, 13.6 MB).
+# LAMBDA_TAGS=lambda.norpc,bedrockguard Bedrock guardrails (kind: bedrock; +0.13 MB).
 LAMBDA_TAGS  ?= lambda.norpc
+# CONFIG=path adds the tags its config needs (scripts/lambdatags: vertex, otel, mcp,
+# bedrockguard), so `make package CONFIG=...` and `CONFIG=... sam build` link what the config
+# uses; a bootstrap started with a feature it lacks refuses to load and names the tag.
+comma := ,
+CONFIG_TAGS := $(if $(CONFIG),$(shell $(GO) run ./scripts/lambdatags $(CONFIG)))
 # grpcnotrace keeps gRPC's golang.org/x/net/trace (and the html/template it brings, which
 # stops the linker from dropping unused methods) out of builds that carry gRPC: 8-9 MB less.
-LAMBDA_FLAGS := -trimpath -tags $(LAMBDA_TAGS),grpcnotrace -ldflags="$(LDFLAGS)"
+LAMBDA_FLAGS := -trimpath -tags $(LAMBDA_TAGS)$(if $(CONFIG_TAGS),$(comma)$(CONFIG_TAGS)),grpcnotrace -ldflags="$(LDFLAGS)"
 LAMBDA_DIR   := $(BUILD_DIR)/lambda
 REMEDIATION_DIR := $(BUILD_DIR)/remediation
 CONTROLPLANE_DIR := $(BUILD_DIR)/controlplane
@@ -42,6 +48,7 @@ lint: vet
 	$(GO) vet -tags lambda.norpc,vertex ./functions/lambda
 	$(GO) vet -tags lambda.norpc,otel ./functions/lambda
 	$(GO) vet -tags lambda.norpc,mcp ./functions/lambda
+	$(GO) vet -tags lambda.norpc,bedrockguard ./functions/lambda
 	@if command -v cfn-lint >/dev/null 2>&1; then cfn-lint template.yaml; else echo "lint: cfn-lint not installed, template.yaml not linted"; fi
 	@if command -v terraform >/dev/null 2>&1; then TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive infra/terraform; else echo "lint: terraform not installed, infra/terraform not format-checked"; fi
 

@@ -3,7 +3,6 @@ package config
 import (
 	"cmp"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -91,8 +90,22 @@ var responsesStore = storeSection{
 	timeout: DefaultStoreTimeout,
 }
 
-// DynamoDB table names: 3 to 255 of these characters.
-var dynamoTableName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+// validDynamoTableName reports whether name is a DynamoDB table name: 3 to 255 of
+// [A-Za-z0-9_.-]. A loop, not the regexp `^[A-Za-z0-9_.-]{3,255}$`: compiling that
+// repetition unrolls it 255 times, 1 ms and 230 KB at every cold start (GODEBUG=inittrace=1).
+func validDynamoTableName(name string) bool {
+	if len(name) < 3 || len(name) > 255 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // validate checks a store section and sets its timeout's default; more are the values of
 // the section's settings beyond the Store's (empty: not given).
@@ -124,7 +137,7 @@ func (s *Store) validate(bad *problems, sec *storeSection, more map[string]strin
 			bad.add(prefix+"."+key, " is not a setting of %s (settings: %s)", prefix, strings.Join(known, ", "))
 		}
 	}
-	if s.Table != "" && slices.Contains(known, "table") && !dynamoTableName.MatchString(s.Table) {
+	if s.Table != "" && slices.Contains(known, "table") && !validDynamoTableName(s.Table) {
 		bad.add(prefix+".table", ": a DynamoDB table name is 3 to 255 letters, digits, '_', '-' and '.', got %q", s.Table)
 	}
 	if c := s.Collection; c != "" && slices.Contains(known, "collection") && (strings.Contains(c, "/") || c == "." || c == ".." || strings.HasPrefix(c, "__") && strings.HasSuffix(c, "__")) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,16 @@ func TestCountersStoreSettings(t *testing.T) {
 		}
 		if !reflect.DeepEqual(cfg.Counters, tc.want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", tc.yaml, cfg.Counters, tc.want)
+		}
+	}
+}
+
+// The table-name check accepts exactly what DynamoDB's pattern does.
+func TestDynamoTableNameMatchesDynamoDBsPattern(t *testing.T) {
+	pattern := regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+	for _, name := range []string{"", "ab", "abc", "my-table_1.v2", "a/b", "tab le", "ünï", strings.Repeat("a", 255), strings.Repeat("a", 256), "abc\n"} {
+		if got, want := validDynamoTableName(name), pattern.MatchString(name); got != want {
+			t.Errorf("validDynamoTableName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -27,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fngate/fngate/core/guardrail/kinds"
 	"log/slog"
 	"os"
 
@@ -83,7 +82,7 @@ func setup(ctx context.Context, getenv func(string) string) (_ *gateway.Gateway,
 	// WebSockets stays off: a function URL passes no upgrade, so a handshake gets the 426
 	// that names HTTP streaming.
 	gopt := gateway.Options{Registry: registry(), Logger: logger, RequireKeys: requireKeys}
-	gopt.Guardrails = kinds.Factory(awsconf.FromEnvironment, nil)
+	gopt.Guardrails = guardrails()
 	if tel != nil {
 		gopt.Tracer = tel.tracer
 	}

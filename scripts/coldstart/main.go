@@ -3,7 +3,17 @@
 // internal/fakeruntime), beside a hello-world lambdaurl bootstrap measured the same
 // way. It also reports the arm64 binary sizes the deployment ships.
 //
-//	go run ./scripts/coldstart [-n 20]
+//	go run ./scripts/coldstart [-n 20] [-baseline DIR]
+//
+// Two configurations of the gateway are timed: every feature off (an inline config with one
+// mock model), and limits + a stored-responses store + OpenTelemetry export on (a bootstrap
+// built with -tags otel, as the templates build one whose config has a telemetry block). The
+// Lambda function refuses file and memory stores for stored responses (instances share
+// neither), so that store is DynamoDB, opened lazily and not called by the chat request; the
+// limits count in memory, which Lambda allows for one instance; the export goes to a local
+// OTLP receiver after the response. -baseline DIR also builds ./functions/lambda from
+// another checkout (for example `git archive main | tar -x -C DIR`) and times it in the same
+// rounds, so before and after are measured side by side.
 //
 // Timing uses binaries built for this machine with the Lambda flags; the runs of the
 // variants are interleaved so drift in machine load hits them alike. Absolute times depend on
@@ -15,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,10 +38,26 @@ import (
 
 type variant struct {
 	name  string
+	src   string // the module root the package is built from
 	pkg   string
+	tags  string // besides lambdaTags
 	env   []string
 	event []byte
 }
+
+// lambdaTags are the Makefile's (LAMBDA_FLAGS): lambda.norpc and grpcnotrace.
+const lambdaTags = "lambda.norpc,grpcnotrace"
+
+// featuresConfig turns on limits (a rate and a budget on the one key, counted in memory),
+// stored responses (DynamoDB, through RESPONSES_TABLE) and OpenTelemetry export (the
+// collector's endpoint is filled in).
+const featuresConfig = `keys: [{name: app, value: cold-start-key, rate: {requests_per_minute: 1000}, budget: {usd_per_day: 100}}]
+counters: {store: memory}
+responses: {store: dynamodb, table: fngate-responses}
+telemetry: {otlp: {endpoint: "http://%s"}}
+connections: {mock: {kind: mock}}
+models: {mock/echo: {price: {input_per_mtok: 1, output_per_mtok: 2}, routes: [{connection: mock, model: echo}]}}
+`
 
 const inlineConfig = `auth: none
 connections: {mock: {kind: mock}}
@@ -40,58 +67,84 @@ models: {mock/echo: {routes: [{connection: mock, model: echo}]}}
 func main() {
 	runs := flag.Int("n", 20, "runs per variant")
 	gcf := flag.Bool("gcf", true, "also time the Cloud Functions runner")
+	baseline := flag.String("baseline", "", "a checkout whose ./functions/lambda is timed beside this one's")
 	flag.Parse()
-	if err := run(*runs, *gcf); err != nil {
+	if err := run(*runs, *gcf, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "coldstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs int, gcf bool) error {
+func run(runs int, gcf bool, baseline string) error {
 	dir, err := os.MkdirTemp("", "coldstart-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	collector, err := otlpSink()
+	if err != nil {
+		return err
+	}
+	defer collector.Close()
 
 	chat := fakeruntime.URLEvent("POST", "/v1/chat/completions", map[string]string{"content-type": "application/json"},
 		`{"model":"mock/echo","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
-	variants := []variant{
-		{name: "hello-world lambdaurl", pkg: "./scripts/coldstart/hello", event: fakeruntime.URLEvent("GET", "/", nil, "")},
-		{name: "fngate, inline config", pkg: "./functions/lambda", env: []string{"FNGATE_CONFIG_YAML=" + inlineConfig}, event: chat},
-		{name: "fngate, embedded default (AWS_IAM)", pkg: "./functions/lambda", env: []string{"FNGATE_URL_AUTH_TYPE=AWS_IAM"}, event: chat},
+	keyed := fakeruntime.URLEvent("POST", "/v1/chat/completions", map[string]string{"content-type": "application/json", "authorization": "Bearer cold-start-key"},
+		`{"model":"mock/echo","stream":true,"max_completion_tokens":64,"messages":[{"role":"user","content":"hi"}]}`)
+	features := []string{"FNGATE_CONFIG_YAML=" + fmt.Sprintf(featuresConfig, collector.Addr()), "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=AKIDCOLDSTART", "AWS_SECRET_ACCESS_KEY=cold-start", "AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:9"}
+	here := "."
+	gateways := func(src, suffix string) []variant {
+		return []variant{
+			{name: "fngate, inline config" + suffix, src: src, pkg: "./functions/lambda", env: []string{"FNGATE_CONFIG_YAML=" + inlineConfig}, event: chat},
+			{name: "fngate, embedded default (AWS_IAM)" + suffix, src: src, pkg: "./functions/lambda", env: []string{"FNGATE_URL_AUTH_TYPE=AWS_IAM"}, event: chat},
+			{name: "fngate, limits+responses+otel" + suffix, src: src, pkg: "./functions/lambda", tags: "otel", env: features, event: keyed},
+		}
 	}
+	variants := []variant{{name: "hello-world lambdaurl", src: here, pkg: "./scripts/coldstart/hello", event: fakeruntime.URLEvent("GET", "/", nil, "")}}
+	if baseline != "" {
+		variants = append(variants, gateways(baseline, " [baseline]")...)
+	}
+	variants = append(variants, gateways(here, "")...)
 
-	fmt.Println("arm64 binaries (CGO_ENABLED=0 -trimpath -tags lambda.norpc -ldflags='-s -w'):")
-	for _, pkg := range []string{"./scripts/coldstart/hello", "./functions/lambda"} {
-		out := filepath.Join(dir, "arm64", filepath.Base(pkg), "bootstrap")
-		if err := build(pkg, out, "linux", "arm64"); err != nil {
+	fmt.Println("arm64 binaries (CGO_ENABLED=0 -trimpath -tags " + lambdaTags + " -ldflags='-s -w'):")
+	sized := map[string]bool{}
+	for i, v := range variants {
+		key := v.src + " " + v.pkg + " " + v.tags
+		if sized[key] {
+			continue
+		}
+		sized[key] = true
+		out := filepath.Join(dir, "arm64", fmt.Sprint(i), "bootstrap")
+		if err := build(v, out, "linux", "arm64"); err != nil {
 			return err
 		}
 		st, err := os.Stat(out)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("  %-28s %6.2f MB (%d bytes)\n", pkg, float64(st.Size())/1e6, st.Size())
+		fmt.Printf("  %-52s %6.2f MB (%d bytes)\n", describe(v), float64(st.Size())/1e6, st.Size())
 	}
 
 	bins := map[string]string{}
-	for _, v := range variants {
-		if bins[v.pkg] != "" {
+	for i, v := range variants {
+		key := v.src + " " + v.pkg + " " + v.tags
+		if bins[key] != "" {
 			continue
 		}
-		out := filepath.Join(dir, "host", filepath.Base(v.pkg), "bootstrap")
-		if err := build(v.pkg, out, "", ""); err != nil {
+		out := filepath.Join(dir, "host", fmt.Sprint(i), "bootstrap")
+		if err := build(v, out, "", ""); err != nil {
 			return err
 		}
-		bins[v.pkg] = out
+		bins[key] = out
 	}
+	bin := func(v variant) string { return bins[v.src+" "+v.pkg+" "+v.tags] }
 
 	type sample struct{ poll, first time.Duration }
 	results := make([][]sample, len(variants))
 	for i := 0; i < runs; i++ {
 		for j, v := range variants {
-			poll, first, err := once(bins[v.pkg], v)
+			poll, first, err := once(bin(v), v)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
@@ -100,14 +153,14 @@ func run(runs int, gcf bool) error {
 	}
 
 	fmt.Printf("\ncold start on this machine, median of %d runs (min-max):\n", runs)
-	fmt.Printf("  %-36s %-24s %s\n", "variant", "exec -> first /next", "exec -> first response byte")
+	fmt.Printf("  %-48s %-24s %s\n", "variant", "exec -> first /next", "exec -> first response byte")
 	for j, v := range variants {
 		var polls, firsts []time.Duration
 		for _, s := range results[j] {
 			polls = append(polls, s.poll)
 			firsts = append(firsts, s.first)
 		}
-		fmt.Printf("  %-36s %-24s %s\n", v.name, summary(polls), summary(firsts))
+		fmt.Printf("  %-48s %-24s %s\n", v.name, summary(polls), summary(firsts))
 	}
 	// Each run of a variant follows the hello-world run of its round: the ratio of each such
 	// pair, so drift between rounds cancels out.
@@ -118,7 +171,7 @@ func run(runs int, gcf bool) error {
 			ratios[i] = float64(results[j+1][i].first) / float64(results[0][i].first)
 		}
 		slices.Sort(ratios)
-		fmt.Printf("  %-36s %.2fx (%.2fx-%.2fx)\n", v.name, ratios[runs/2], ratios[runs/10], ratios[runs*9/10])
+		fmt.Printf("  %-48s %.2fx (%.2fx-%.2fx)\n", v.name, ratios[runs/2], ratios[runs/10], ratios[runs*9/10])
 	}
 	if !gcf {
 		return nil
@@ -195,8 +248,29 @@ func onceGCF(bin string) (time.Duration, error) {
 	return 0, fmt.Errorf("the runner did not listen within 10s")
 }
 
-func build(pkg, out, goos, goarch string) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", out, pkg)
+func describe(v variant) string {
+	d := v.pkg
+	if v.tags != "" {
+		d += " -tags " + v.tags
+	}
+	if v.src != "." {
+		d += " (" + v.src + ")"
+	}
+	return d
+}
+
+func build(v variant, out, goos, goarch string) error {
+	tags := lambdaTags
+	if v.tags != "" {
+		tags += "," + v.tags
+	}
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	pkg := v.pkg
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", tags, "-ldflags=-s -w", "-o", out, pkg)
+	cmd.Dir = v.src
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if goos != "" {
 		cmd.Env = append(cmd.Env, "GOOS="+goos, "GOARCH="+goarch)
@@ -236,4 +310,20 @@ func summary(d []time.Duration) string {
 	slices.Sort(d)
 	ms := func(x time.Duration) string { return fmt.Sprintf("%.1f", float64(x)/float64(time.Millisecond)) }
 	return fmt.Sprintf("%s ms (%s-%s)", ms(d[len(d)/2]), ms(d[0]), ms(d[len(d)-1]))
+}
+
+// otlpSink is the collector of the features-on variant: it accepts every OTLP/HTTP export
+// with an empty (valid) protobuf answer.
+func otlpSink() (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+	}()
+	return ln, nil
 }

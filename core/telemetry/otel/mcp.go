@@ -45,7 +45,7 @@ func (q *request) ToolCall(ctx context.Context, method, name string) (context.Co
 		}
 		span.SetAttributes(end...)
 		span.End()
-		q.t.m.toolCall.Record(context.Background(), time.Since(start).Seconds(),
+		q.t.m().toolCall.Record(context.Background(), time.Since(start).Seconds(),
 			metric.WithAttributes(keyMCPMethod.String(method), keyMCPServer.String(c.Server), keyMCPOutcome.String(c.Outcome)))
 	}
 }

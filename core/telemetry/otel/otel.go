@@ -73,7 +73,7 @@ type Telemetry struct {
 	tp      *sdktrace.TracerProvider // nil: no traces
 	mp      *sdkmetric.MeterProvider // nil: no metrics
 	tracer  trace.Tracer
-	m       *instruments
+	m       func() *instruments // built on first use (lazyInstruments)
 	prop    propagation.TextMapPropagator
 	capture bool
 }
@@ -129,10 +129,7 @@ func New(ctx context.Context, cfg *config.Config, opt Options) (*Telemetry, erro
 		}
 		t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
 	}
-	if t.m, err = newInstruments(t.mp); err != nil {
-		_ = t.Shutdown(ctx)
-		return nil, err
-	}
+	t.m = lazyInstruments(t.mp)
 	return t, nil
 }
 

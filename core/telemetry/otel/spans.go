@@ -228,7 +228,7 @@ func (q *request) End(rec *record.Request) {
 	if rec.Error != nil {
 		errType = firstSet(rec.Error.Code, rec.Error.Type, strconv.Itoa(rec.Status))
 	}
-	q.t.m.request(q, rec, errType)
+	q.t.m().request(q, rec, errType)
 	if !q.span.IsRecording() {
 		q.span.End()
 		return
@@ -321,7 +321,7 @@ func (a *attempt) server() (string, int) {
 
 func (a *attempt) End(rec *record.Attempt) {
 	host, port := a.server()
-	a.q.t.m.attempt(a, rec, host)
+	a.q.t.m().attempt(a, rec, host)
 	if !a.span.IsRecording() {
 		a.span.End()
 		return

@@ -5,7 +5,7 @@ variable "name" {
 }
 
 variable "package_zip" {
-  description = "Path to the deployment package built by `make package` (build/gateway.zip): bootstrap at the root, and fngate.yaml when built with CONFIG=."
+  description = "Path to the deployment package built by `make package` (build/gateway.zip): bootstrap at the root, and fngate.yaml when built with CONFIG= (which also builds in the optional features that config names: Vertex, OpenTelemetry export, MCP, Bedrock guardrails; a config_yaml needs them named, make package LAMBDA_TAGS=lambda.norpc,otel)."
   type        = string
 }
 
