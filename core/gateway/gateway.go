@@ -367,19 +367,13 @@ func (g *Gateway) routes() *http.ServeMux {
 	for _, path := range paths {
 		rows := byPath[path]
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			var allow []string
-			for _, e := range rows {
-				if r.Method == e.method || r.Method == http.MethodHead && e.method == http.MethodGet {
+			for i := range rows {
+				if e := &rows[i]; r.Method == e.method || r.Method == http.MethodHead && e.method == http.MethodGet {
 					e.serve(w, r)
 					return
 				}
-				allow = append(allow, e.method)
 			}
-			if len(rows) == 1 && rows[0].method == http.MethodHead {
-				g.unknownURL(w, r) // a probe path is not an endpoint
-				return
-			}
-			methodNotAllowed(w, r, strings.Join(allow, ", "))
+			g.wrongMethod(w, r, rows)
 		})
 	}
 	// /mcp takes every method: its handler answers what MCP's transport does not allow.
@@ -391,6 +385,21 @@ func (g *Gateway) routes() *http.ServeMux {
 	}
 	mux.HandleFunc("/", g.unknownURL)
 	return mux
+}
+
+// wrongMethod answers a request on path rows whose method none of them serves. It is apart
+// from the handler above so that the handler's frame stays small: every stream runs under it
+// (see committed).
+func (g *Gateway) wrongMethod(w http.ResponseWriter, r *http.Request, rows []endpoint) {
+	if len(rows) == 1 && rows[0].method == http.MethodHead {
+		g.unknownURL(w, r) // a probe path is not an endpoint
+		return
+	}
+	allow := make([]string, len(rows))
+	for i, e := range rows {
+		allow[i] = e.method
+	}
+	methodNotAllowed(w, r, strings.Join(allow, ", "))
 }
 
 // anthropicClient reports whether a request comes from an Anthropic client, which wants its

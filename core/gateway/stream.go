@@ -83,16 +83,38 @@ type streaming struct {
 	st    llm.Stream
 	first llm.Delta
 	usage llm.Usage
+	// next is the delta relay has in hand after the first.
+	next llm.Delta
+	// calls renumbers the stream's tool calls and holds back those without a name yet.
+	calls toolCalls
 	// guardFailed is the client's error when an output guardrail failed closed mid-stream.
 	guardFailed *llm.Error
 }
 
 // committed sends the stream of a committed attempt to its end.
+//
+// It is cut in three (commit, relay, endStream) to keep the stack small: the goroutine holds
+// its stack for the whole stream, and the first flush, deep in net/http (chunkWriter.writeHeader
+// alone takes 2.8 KB), is the deepest the stream goes. With one function here, with its
+// deltas and timers in one frame, that flush took the goroutine past 8 KB, and it held 16 KB
+// for the rest of the stream: 8 MB more for 1,000 open streams.
 func (q *request) committed(s *streaming) {
 	defer s.st.Close()
-	a, d, w := s.attempt, q.wire.(door), &q.w
+	a := s.attempt
 	committed := time.Now()
+	sw, werr := q.commit(s)
+	var failed *providers.Error
+	if werr == nil {
+		werr, failed = q.relay(s, sw)
+	}
+	a.rec.Latency = a.rec.TTFT + time.Since(committed)
+	a.streamed(s.st)
+	q.endStream(s, sw, werr, failed)
+}
 
+// commit sets the stream's headers and writes (without flushing) the first delta's events.
+func (q *request) commit(s *streaming) (*sseWriter, error) {
+	a, w := s.attempt, &q.w
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -102,69 +124,83 @@ func (q *request) committed(s *streaming) {
 	w.WriteHeader(http.StatusOK)
 
 	sw := newSSEWriter(w, a.deadline.Add(lastEventsGrace))
-	st := s.st
-	pending, _ := st.(llm.Pending)
-	var calls toolCalls
-	calls.delta(&s.first)
+	s.calls.delta(&s.first)
 	a.sent(&s.first)
 	a.outChars += outputChars(&s.first)
 	sw.buf = s.enc.start(sw.buf[:0], &s.first)
-	werr := sw.write(s.enc.delta(sw.buf, &s.first))
+	return sw, sw.write(s.enc.delta(sw.buf, &s.first))
+}
 
+// relay writes the stream's deltas until its end, the client's write failing, or the
+// upstream's failure.
+func (q *request) relay(s *streaming, sw *sseWriter) (werr error, failed *providers.Error) {
+	a, d, dl := s.attempt, q.wire.(door), &s.next
+	pending, _ := s.st.(llm.Pending)
 	idleAfter := q.m.timeouts.Idle.D()
 	idle := time.AfterFunc(idleAfter, func() { a.cancel(providers.ErrIdleTimeout) })
 	idle.Stop()
 	defer idle.Stop()
 
-	var failed *providers.Error
-	for werr == nil {
-		var dl llm.Delta
+	for {
 		var err error
 		if pending != nil && pending.Pending() {
 			// The next delta is in hand: Next does not wait, so neither the flush nor the
 			// clocks are needed.
-			dl, err = st.Next()
+			err = s.read()
 		} else {
 			// Next may wait on the upstream: what the client was sent leaves first. The idle
 			// clock runs only while waiting on the upstream, so a slow client is never blamed
 			// on the provider.
 			if werr = sw.flush(); werr != nil {
-				break
+				return werr, nil
 			}
 			idle.Reset(idleAfter)
 			tn := time.Now()
-			dl, err = st.Next()
+			err = s.read()
 			q.rc.upstream += time.Since(tn)
 			idle.Stop()
 		}
 		if err == io.EOF {
-			// An upstream that ends without a stop (OpenRouter's Novita at a tool call) still
-			// gets out the calls held for their names.
-			if rest := calls.release(nil); len(rest) > 0 {
-				dl = llm.Delta{ToolCalls: rest}
-				werr = sw.write(s.enc.delta(sw.buf[:0], &dl))
-			}
-			break
+			return releaseHeld(s, sw), nil
 		}
 		if gf, ok := err.(*guardFailure); ok {
 			s.guardFailed = gf.oe
-			break
+			return nil, nil
 		}
 		if err != nil {
-			failed = a.failure(err)
-			break
+			return nil, a.failure(err)
 		}
 		s.usage.Merge(dl.Usage)
-		if d.visible(&dl) || dl.Raw != nil {
-			calls.delta(&dl)
-			a.sent(&dl)
-			a.outChars += outputChars(&dl)
-			werr = sw.write(s.enc.delta(sw.buf[:0], &dl))
+		if d.visible(dl) || dl.Raw != nil {
+			s.calls.delta(dl)
+			a.sent(dl)
+			a.outChars += outputChars(dl)
+			if werr = sw.write(s.enc.delta(sw.buf[:0], dl)); werr != nil {
+				return werr, nil
+			}
 		}
 	}
-	a.rec.Latency = a.rec.TTFT + time.Since(committed)
-	a.streamed(st)
-	q.endStream(s, sw, werr, failed)
+}
+
+// read reads the stream's next delta into s.next. It is not inlined so that the copies of the
+// delta that Next returns are in its frame, not in relay's, which is on the stack at every
+// flush (see committed).
+//
+//go:noinline
+func (s *streaming) read() (err error) {
+	s.next, err = s.st.Next()
+	return err
+}
+
+// releaseHeld writes the tool calls still held for their names at the stream's end: an
+// upstream that ends without a stop (OpenRouter's Novita at a tool call) still gets them out.
+func releaseHeld(s *streaming, sw *sseWriter) error {
+	rest := s.calls.release(nil)
+	if len(rest) == 0 {
+		return nil
+	}
+	dl := llm.Delta{ToolCalls: rest}
+	return sw.write(s.enc.delta(sw.buf[:0], &dl))
 }
 
 // endStream ends a committed stream: the door's proper end when the upstream's came, its

@@ -4,37 +4,27 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/fngate/fngate/core/config"
+	"github.com/fngate/fngate/core/upstreamhttp"
 )
 
-// NewHTTPClient returns the client shared by HTTP providers. There is no client-wide timeout:
-// each attempt's context carries the gateway's first-byte, idle and total limits, which a
-// single http.Client.Timeout could not express for streams. Idle connections are kept long
-// enough to survive the pauses of a function instance that lives for minutes. A connect
-// timeout of 0 is the config's default (timeouts.connect).
+// NewHTTPClient returns the client shared by HTTP providers. Its transport is the gateway's
+// own (core/upstreamhttp): HTTP/1.1 on kept connections, read in the caller's goroutine, with
+// net/http's Transport behind it for a proxy from the environment. There is no client-wide
+// timeout: each attempt's context carries the gateway's first-byte, idle and total limits,
+// which a single http.Client.Timeout could not express for streams. Idle connections are
+// kept long enough to survive the pauses of a function instance that lives for minutes. A
+// connect timeout of 0 is the config's default (timeouts.connect).
 func NewHTTPClient(connectTimeout time.Duration) *http.Client {
 	if connectTimeout <= 0 {
 		connectTimeout = config.DefaultConnect
 	}
-	dialer := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
 	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           dialer.DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          512,
-			MaxIdleConnsPerHost:   256,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   connectTimeout,
-			ExpectContinueTimeout: time.Second,
-			// Compressed SSE is held back by the decompressor; answers are small anyway.
-			DisableCompression: true,
-		},
+		Transport: upstreamhttp.New(upstreamhttp.Options{ConnectTimeout: connectTimeout, IdleTimeout: 90 * time.Second, MaxIdlePerHost: 256}),
 		// Redirects on a POST to an API are a misconfiguration, not something to follow.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
