@@ -628,14 +628,15 @@ func tfContext(t *testing.T, m *module, overrides map[string]cty.Value) *hcl.Eva
 		}
 	}
 	for name := range overrides {
-		if _, ok := vars[name]; !ok {
+		if _, ok := vars[name]; !ok && !strings.HasPrefix(name, "data.") {
 			t.Fatalf("no variable %s", name)
 		}
 	}
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(vars)}, Functions: tfFunctions()}
 	locals := map[string]cty.Value{}
-	// Locals and counts depend on each other; a few rounds settle a module this size.
-	for range 4 {
+	// Locals and counts depend on each other; a few rounds settle a module this size (the
+	// regions' locals chain six deep: regions.tf).
+	for range 8 {
 		ctx.Variables["local"] = cty.ObjectVal(locals)
 		resources := map[string]map[string]cty.Value{}
 		data := map[string]map[string]cty.Value{}
@@ -673,6 +674,13 @@ func tfContext(t *testing.T, m *module, overrides map[string]cty.Value) *hcl.Eva
 		}
 		for typ, byName := range resources {
 			ctx.Variables[typ] = cty.ObjectVal(byName)
+		}
+		// An override named data.<type>.<name> stands for that data source (the provider's
+		// region, say), which has no value without a provider.
+		for name, o := range overrides {
+			if parts := strings.Split(name, "."); len(parts) == 3 && parts[0] == "data" && data[parts[1]] != nil {
+				data[parts[1]][parts[2]] = o
+			}
 		}
 		dataObj := map[string]cty.Value{}
 		for typ, byName := range data {
@@ -715,13 +723,27 @@ func tfFunctions() map[string]function.Function {
 		Impl:   func([]cty.Value, cty.Type) (cty.Value, error) { return cty.UnknownVal(cty.String), nil },
 	})
 	return map[string]function.Function{
-		"alltrue":          allTrue,
-		"base64encode":     str(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }),
-		"can":              tryfunc.CanFunc,
-		"regex":            stdlib.RegexFunc,
-		"basename":         str(path.Base),
-		"dirname":          str(path.Dir),
-		"concat":           stdlib.ConcatFunc,
+		"alltrue":      allTrue,
+		"base64encode": str(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }),
+		"can":          tryfunc.CanFunc,
+		"regex":        stdlib.RegexFunc,
+		"basename":     str(path.Base),
+		"dirname":      str(path.Dir),
+		"concat":       stdlib.ConcatFunc,
+		"distinct":     stdlib.DistinctFunc,
+		"flatten":      stdlib.FlattenFunc,
+		"lookup":       stdlib.LookupFunc,
+		"min":          stdlib.MinFunc,
+		"split":        stdlib.SplitFunc,
+		"startswith": function.New(&function.Spec{
+			Params: []function.Parameter{{Name: "s", Type: cty.String}, {Name: "prefix", Type: cty.String}},
+			Type:   function.StaticReturnType(cty.Bool),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				return cty.BoolVal(strings.HasPrefix(args[0].AsString(), args[1].AsString())), nil
+			},
+		}),
+		"trimprefix":       stdlib.TrimPrefixFunc,
+		"trimsuffix":       stdlib.TrimSuffixFunc,
 		"contains":         stdlib.ContainsFunc,
 		"filebase64sha256": unknownString,
 		"filemd5":          unknownString,

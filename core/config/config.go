@@ -6,7 +6,8 @@
 // (locate.go). A model is a chat model or, with kind: embedding, an embedding model with
 // its dimensions and task (embedding.go). The keys that seal the Responses door's compaction items
 // are responses.compaction_keys (compaction.go). The stored responses and the keys' counters
-// each name a store, checked by one code (store.go).
+// each name a store, checked by one code (store.go). A deployment across regions places each
+// instance with region and counts with counters.across_regions (region.go).
 package config
 
 import (
@@ -57,6 +58,8 @@ type Config struct {
 	// Counters is where rate limits and budgets are counted (limits.go); KeyDefaults are the
 	// limits of keys that set none of their own.
 	Counters Counters `yaml:"counters"`
+	// Region places this instance in a deployment across regions (region.go).
+	Region Region `yaml:"region"`
 	// KeyStore keeps the keys issued at runtime; Admin is the control plane (controlplane.go).
 	KeyStore    KeyStore   `yaml:"key_store"`
 	Admin       Admin      `yaml:"admin"`

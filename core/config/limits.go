@@ -126,6 +126,13 @@ type Counters struct {
 	Endpoint string `yaml:"endpoint"` // dynamodb: an endpoint override (tests)
 	Prefix   string `yaml:"prefix"`   // firestore: collection name prefix
 	Shards   int    `yaml:"shards"`   // firestore: documents per key
+
+	// AcrossRegions is how a deployment in several regions counts (region.go): one_item
+	// (the default, also when empty), per_region or home.
+	AcrossRegions string `yaml:"across_regions"`
+	// Here and Regions are region.name and region.regions, for per_region (set by validation).
+	Here    string   `yaml:"-"`
+	Regions []string `yaml:"-"`
 }
 
 var countersStore = storeSection{
@@ -136,7 +143,7 @@ var countersStore = storeSection{
 	// Lambda counts in DynamoDB when COUNTERS_TABLE is set and Cloud Functions in Firestore
 	// when COUNTERS_PROJECT is, with the config's settings winning over the environment's.
 	platform: []string{StoreDynamoDB, StoreFirestore},
-	own:      []string{"on_store_error"},
+	own:      []string{"on_store_error", "across_regions"},
 	timeout:  DefaultCountersTimeout,
 }
 

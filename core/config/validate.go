@@ -25,6 +25,7 @@ func (c *Config) validate() error {
 	checkIgnore(bad, "request_profile_ignore", c.RequestProfileIgnore)
 	c.validateKeys(bad)
 	c.validateLimits(bad)
+	c.validateRegion(bad)
 
 	for name, conn := range c.Connections {
 		p := "connections." + name

@@ -8,6 +8,7 @@
 //	memory.go     a Store in process memory (one instance; tests)
 //	history.go    History: usage per key, UTC day and model, kept a year (and MemoryHistory)
 //	file.go       a Store and History in one JSON file under a file lock (processes on one machine: make run)
+//	regional.go   Regional: an item per key and region, summed on read (counters.across_regions: per_region)
 //	dynamocounters/         DynamoDB: one item per key, one conditional UpdateItem per admission;
 //	                        history in an item per key and day (history.go)
 //	firestorecounters/      Firestore: sharded documents per key, one read and one write per admission;

@@ -150,3 +150,53 @@ func TestFileHistoryBesideCounters(t *testing.T) {
 		t.Fatalf("counters beside the history: %+v %v", c, err)
 	}
 }
+
+// TestRegional: a store counting per region keeps the Store contract; the other regions'
+// items are there (empty) and are read on every take.
+func TestRegional(t *testing.T) {
+	counterstest.Run(t, func(*testing.T) counters.Store {
+		return counters.NewRegional(counters.NewMemory(), "us-east-1", []string{"us-east-1", "eu-west-1", "ap-south-1"})
+	}, counterstest.Options{Atomic: true})
+}
+
+// TestRegionalSumsTheOtherRegions: a region leaves room for what the others counted, and a
+// read sums every region's item.
+func TestRegionalSumsTheOtherRegions(t *testing.T) {
+	shared := counters.NewMemory() // one replica, already holding every region's items
+	regions := []string{"us-east-1", "eu-west-1"}
+	us, eu := counters.NewRegional(shared, "us-east-1", regions), counters.NewRegional(shared, "eu-west-1", regions)
+	w := counters.At(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	one := []counters.Amount{{Counter: counters.Counter{Kind: counters.Requests}, N: 1, Max: 2, Limited: true}} // a limit of 3
+	for i, c := range []struct {
+		s    counters.Store
+		want bool
+	}{{us, true}, {eu, true}, {eu, true}, {us, false}, {eu, false}} {
+		_, ok, err := c.s.Take(t.Context(), "app", w, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != c.want {
+			t.Fatalf("take %d admitted = %v; want %v (the limit of 3 is the regions' sum)", i, ok, c.want)
+		}
+	}
+	for _, s := range []counters.Store{us, eu} {
+		c, err := s.Read(t.Context(), "app", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Value("", counters.Requests); got != 3 {
+			t.Fatalf("Read = %d requests; want 3, the sum of both regions' items", got)
+		}
+	}
+	own, _ := shared.Read(t.Context(), counters.RegionItem("app", "eu-west-1"), w)
+	if got := own.Value("", counters.Requests); got != 2 {
+		t.Fatalf("eu-west-1's own item holds %d; want 2", got)
+	}
+}
+
+// TestRegionalHistory: usage kept per region keeps the History contract.
+func TestRegionalHistory(t *testing.T) {
+	counterstest.RunHistory(t, func(*testing.T) counters.History {
+		return counters.HistoryInRegions(counters.NewMemoryHistory(), "eu-west-1", []string{"us-east-1", "eu-west-1"})
+	})
+}

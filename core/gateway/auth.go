@@ -25,13 +25,13 @@ type clientKey struct {
 	stored bool
 }
 
-// authenticate finds the request's key: a config key first, checked against every
+// findKey finds the request's key: a config key first, checked against every
 // configured hash without an early exit, so timing reveals neither which key matched nor how
 // much of one did; then, with a key store, the stored key of that secret (keycache.go).
 //
 // The key comes as Authorization: Bearer (OpenAI's SDKs, Claude Code's ANTHROPIC_AUTH_TOKEN)
 // or x-api-key (Anthropic's SDKs, Claude Code's ANTHROPIC_API_KEY).
-func (g *Gateway) authenticate(r *http.Request, rc *requestCtx) (*clientKey, *llm.Error) {
+func (g *Gateway) findKey(r *http.Request, rc *requestCtx) (*clientKey, *llm.Error) {
 	if g.open {
 		return nil, nil
 	}

@@ -23,6 +23,7 @@
 //	limits.go         keys' rate limits and budgets on shared counters: admit, charge, settle
 //	usage.go          each request's usage into the history (Options.History), off the request path
 //	auth.go           the request's key: a config key, else a stored one
+//	region.go         a key pinned to a residency is refused by a region of another (region.residency)
 //	keycache.go       the stored keys (Options.KeyStore) an instance caches, and how it keeps
 //	                  them current: look-ups, "changes since" reads, the store unreachable
 //	models.go, count.go
@@ -134,7 +135,8 @@ type Gateway struct {
 	models         map[string]*model
 	names          []string // sorted model names, for /v1/models
 	keys           []clientKey
-	stored         *keyCache // nil: no key store
+	stored         *keyCache     // nil: no key store
+	region         config.Region // where this instance runs, in a deployment across regions (region.go)
 	open           bool
 	log            *slog.Logger
 	now            func() time.Time
@@ -217,6 +219,7 @@ func New(cfg *config.Config, opt Options) (*Gateway, error) {
 		responseTTL: cfg.Responses.TTL.D(),
 
 		deadlineMargin: cmp.Or(opt.DeadlineMargin, DefaultDeadlineMargin),
+		region:         cfg.Region,
 	}
 	if g.now == nil {
 		g.now = time.Now

@@ -39,7 +39,7 @@ func counterStore(getenv func(string) string, cfg *config.Config, logger *slog.L
 			return err
 		}
 		counters.Warm(s, warmUp)
-		opt.Counters = s
+		opt.Counters = counters.InRegions(s, c.Here, c.Regions) // across_regions: per_region
 		return nil
 	case c.Kind == "", c.Kind == config.StoreMemory:
 		// Each instance would count alone: a limit per instance, not per key.

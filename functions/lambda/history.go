@@ -32,7 +32,7 @@ func historyStore(getenv func(string) string, cfg *config.Config, opt *gateway.O
 	if err != nil {
 		return err
 	}
-	opt.History = s
+	opt.History = counters.HistoryInRegions(s, c.Here, c.Regions) // across_regions: per_region
 	return nil
 }
 

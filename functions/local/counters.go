@@ -15,6 +15,15 @@ import (
 // server has all four (Firestore's not under -tags novertex: firestore.go). Several local servers share limits through the file store, or through
 // DynamoDB and Firestore as the functions do. The returned func closes the store.
 func openCounters(ctx context.Context, cfg *config.Config) (counters.Store, func(), error) {
+	s, closeStore, err := openCounterStore(ctx, cfg)
+	if err != nil || s == nil {
+		return s, closeStore, err
+	}
+	return counters.InRegions(s, cfg.Counters.Here, cfg.Counters.Regions), closeStore, nil // across_regions: per_region
+}
+
+// openCounterStore opens the store itself.
+func openCounterStore(ctx context.Context, cfg *config.Config) (counters.Store, func(), error) {
 	c := cfg.Counters
 	none := func() {}
 	if !cfg.Limited() {

@@ -16,6 +16,18 @@ import (
 // stops), else a store of its own on the same file, table or database. The returned func
 // closes what it opened.
 func openHistory(ctx context.Context, cfg *config.Config, store counters.Store) (counters.History, func(), error) {
+	if r, ok := store.(*counters.Regional); ok {
+		store = r.Store
+	}
+	h, closeHistory, err := openHistoryStore(ctx, cfg, store)
+	if err != nil {
+		return nil, closeHistory, err
+	}
+	return counters.HistoryInRegions(h, cfg.Counters.Here, cfg.Counters.Regions), closeHistory, nil // across_regions: per_region
+}
+
+// openHistoryStore opens the history itself.
+func openHistoryStore(ctx context.Context, cfg *config.Config, store counters.Store) (counters.History, func(), error) {
 	none := func() {}
 	if h, ok := store.(counters.History); ok {
 		return h, none, nil

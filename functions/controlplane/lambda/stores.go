@@ -73,7 +73,9 @@ func openStores(ctx context.Context, cfg *config.Config, getenv func(string) str
 		if err != nil {
 			return nil, err
 		}
-		st.counters, st.history, st.describe.usage = s, s, "dynamodb:"+c.Table
+		// across_regions: per_region reads every region's items, wherever the control plane runs.
+		st.counters, st.history = counters.InRegions(s, c.Here, c.Regions), counters.HistoryInRegions(s, c.Here, c.Regions)
+		st.describe.usage = "dynamodb:" + c.Table
 	case c.Kind == "", c.Kind == config.StoreMemory:
 		// The gateway's memory counters are its own instance's: there is nothing to read.
 	default:

@@ -10,7 +10,18 @@
 resource "aws_dynamodb_table" "cache" {
   name         = "${var.name}-cache"
   billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "pk"
+
+  # A global table when the gateway runs in several regions (regions.tf): a replica in each
+  # further region, content: only the regions of the primary's residency (regions.tf). Replication needs the stream.
+  stream_enabled   = length(local.content_replicas) > 0
+  stream_view_type = length(local.content_replicas) > 0 ? "NEW_AND_OLD_IMAGES" : null
+  dynamic "replica" {
+    for_each = local.content_replicas
+    content {
+      region_name = replica.value
+    }
+  }
+  hash_key = "pk"
 
   attribute {
     name = "pk"

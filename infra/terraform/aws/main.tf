@@ -20,6 +20,8 @@ locals {
     local.eventbridge ? { PROVIDER_ERROR_BUS = aws_cloudwatch_event_bus.provider_errors[0].name } : {},
     # The config's mcp_sessions.table wins.
     var.mcp_sessions ? { FNGATE_MCP_SESSIONS_TABLE = aws_dynamodb_table.mcp_sessions[0].name } : {},
+    # Where this function runs, in a deployment across regions (regions.tf).
+    local.multi_region ? local.region_environment[local.primary] : {},
   )
 }
 

@@ -48,8 +48,19 @@ data "aws_caller_identity" "current" {}
 resource "aws_dynamodb_table" "route_state" {
   name         = "${var.name}-routestate"
   billing_mode = "PAY_PER_REQUEST"
-  hash_key     = "pk"
-  range_key    = "sk"
+
+  # A global table when the gateway runs in several regions (regions.tf): a replica in each
+  # further region, no content: every region. Replication needs the stream.
+  stream_enabled   = length(local.shared_replicas) > 0
+  stream_view_type = length(local.shared_replicas) > 0 ? "NEW_AND_OLD_IMAGES" : null
+  dynamic "replica" {
+    for_each = local.shared_replicas
+    content {
+      region_name = replica.value
+    }
+  }
+  hash_key  = "pk"
+  range_key = "sk"
 
   attribute {
     name = "pk"

@@ -24,6 +24,8 @@ locals {
     local.cache_env,
     local.gateway_stored_keys ? local.keys_env : {},
     local.mcp_sessions_env,
+    # Where this function runs, in a deployment across regions (regions.tf).
+    local.multi_region ? local.region_environment[var.region] : {},
   )
 }
 
